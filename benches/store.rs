@@ -1,0 +1,128 @@
+//! The store benchmark: bulk import rate, search latency over a fixed query
+//! mix, and database size against raw text.
+//!
+//! `cargo bench --bench store -- --observations 100000` (the default), or
+//! 1000000. Prints medians and p95; timings are in-process and warm.
+
+#[path = "support/corpus.rs"]
+mod corpus;
+
+use std::io::{BufReader, BufWriter};
+use std::time::Instant;
+
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, SearchRequest, Store};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
+    let rounds: usize = flag("--rounds").map_or(Ok(30), |v| v.parse())?;
+
+    let dir = tempfile::tempdir()?;
+    if args.iter().any(|a| a == "--keep") {
+        println!("keeping {}", dir.path().display());
+    }
+    let export = dir.path().join("corpus.jsonl");
+    let raw_bytes = {
+        let mut out = BufWriter::new(std::fs::File::create(&export)?);
+        corpus::Corpus::new(7).write_export(observations, &mut out)?
+    };
+    println!(
+        "corpus: {observations} observations, {:.1} MB of text",
+        raw_bytes as f64 / 1e6
+    );
+
+    let db = dir.path().join(DB_FILE);
+    let index = flag("--index").map(|m| m.parse()).transpose()?;
+    let mut store = Store::open(
+        &db,
+        &OpenOptions {
+            index,
+            ..OpenOptions::default()
+        },
+    )?;
+    let started = Instant::now();
+    let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(&export)?);
+    let report = store.import(&mut input, &mut |_| {})?;
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(report.observations as usize, observations);
+    println!(
+        "import: {:.0} observations/s ({observations} in {seconds:.1} s, index {})",
+        observations as f64 / seconds,
+        store.index_mode()
+    );
+
+    store
+        .conn()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    let db_bytes = std::fs::metadata(&db)?.len();
+    println!(
+        "size: {:.1} MB database for {:.1} MB text = {:.2}x",
+        db_bytes as f64 / 1e6,
+        raw_bytes as f64 / 1e6,
+        db_bytes as f64 / raw_bytes as f64
+    );
+
+    // Warm up, then time each query `rounds` times.
+    let search = |text: &str| {
+        let request = SearchRequest {
+            text: text.to_owned(),
+            filters: Filters::default(),
+            limit: 20,
+            offset: 0,
+        };
+        let started = Instant::now();
+        let hits = store.search(&request).expect("search");
+        (started.elapsed().as_secs_f64() * 1e3, hits.len())
+    };
+    for (_, q) in corpus::QUERIES {
+        search(q);
+    }
+    let mut all = Vec::new();
+    let mut by_category: Vec<(&str, Vec<f64>)> = Vec::new();
+    for (category, q) in corpus::QUERIES {
+        let mut times = Vec::with_capacity(rounds);
+        let mut found = 0;
+        for _ in 0..rounds {
+            let (ms, hits) = search(q);
+            times.push(ms);
+            found = hits;
+        }
+        println!(
+            "  {q:<30} {:>7.2} ms median, {found} hits",
+            percentile(&mut times.clone(), 50.0)
+        );
+        match by_category.iter_mut().find(|(c, _)| c == category) {
+            Some((_, v)) => v.extend(&times),
+            None => by_category.push((category, times.clone())),
+        }
+        all.extend(times);
+    }
+    for (category, times) in &mut by_category {
+        println!(
+            "search {category:<11} p50 {:>7.2} ms  p95 {:>7.2} ms",
+            percentile(times, 50.0),
+            percentile(times, 95.0)
+        );
+    }
+    println!(
+        "search all         p50 {:>7.2} ms  p95 {:>7.2} ms",
+        percentile(&mut all, 50.0),
+        percentile(&mut all, 95.0)
+    );
+    if args.iter().any(|a| a == "--keep") {
+        let _ = dir.keep();
+    }
+    Ok(())
+}
+
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * (values.len() - 1) as f64).round() as usize;
+    values[rank]
+}

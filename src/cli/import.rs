@@ -1,0 +1,62 @@
+//! `trae-mem import`: JSON lines back into memory.
+
+use std::io::{BufReader, IsTerminal};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{Env, output};
+
+/// Read a file written by `trae-mem export`. Records already in memory are
+/// left alone, so importing twice is harmless.
+#[derive(Debug, Args)]
+pub struct Cmd {
+    /// The JSON lines file; `-` reads stdin.
+    file: PathBuf,
+    /// Print the report as JSON: {sessions, observations, summaries, duplicates}.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let (_, mut store) = env.open()?;
+        let (mut input, size): (Box<dyn std::io::BufRead>, Option<u64>) =
+            if self.file.as_os_str() == "-" {
+                (Box::new(BufReader::new(std::io::stdin().lock())), None)
+            } else {
+                let file = std::fs::File::open(&self.file)
+                    .with_context(|| format!("cannot open {}", self.file.display()))?;
+                let size = file.metadata().ok().map(|m| m.len());
+                (Box::new(BufReader::with_capacity(1 << 20, file)), size)
+            };
+        let bar = progress_bar(size);
+        let report = store.import(&mut input, &mut |bytes| bar.set_position(bytes))?;
+        bar.finish_and_clear();
+        if self.json {
+            return output::json(&report);
+        }
+        println!(
+            "imported {} sessions, {} observations, {} summaries ({} already present)",
+            report.sessions, report.observations, report.summaries, report.duplicates
+        );
+        Ok(())
+    }
+}
+
+/// A byte-progress bar on stderr, hidden when stderr is not a terminal.
+fn progress_bar(size: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = size.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+        )
+        .expect("the template is valid"),
+    );
+    bar
+}

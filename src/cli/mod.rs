@@ -1,0 +1,62 @@
+//! The command line: one module per subcommand, each with a clap `Cmd` and a
+//! `run`. All real work is in the library.
+
+pub mod export;
+pub mod import;
+pub mod output;
+pub mod search;
+pub mod sessions;
+pub mod show;
+pub mod timeline;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use trae_mem::config::{self, Loaded};
+use trae_mem::store::{DB_FILE, OpenOptions, Store};
+
+/// What every subcommand gets: where to work.
+pub struct Env {
+    /// `--home`, if given.
+    pub home: Option<PathBuf>,
+    /// The directory whose project config applies.
+    pub cwd: PathBuf,
+}
+
+impl Env {
+    pub fn load_config(&self) -> Result<Loaded> {
+        config::load(&self.cwd, self.home.as_deref())
+    }
+
+    /// Loads the config and opens the store in its home.
+    pub fn open(&self) -> Result<(Loaded, Store)> {
+        let loaded = self.load_config()?;
+        let store = open_store(&loaded)?;
+        Ok((loaded, store))
+    }
+}
+
+/// Opens the store of a loaded config.
+pub fn open_store(loaded: &Loaded) -> Result<Store> {
+    let options = OpenOptions {
+        index: loaded.config.search.index_mode()?,
+        ..OpenOptions::default()
+    };
+    Store::open(&loaded.home.join(DB_FILE), &options)
+}
+
+/// Reads `--project`: a directory that exists is resolved to its project
+/// (the git repository it is in); anything else is taken as written.
+pub fn project_arg(project: Option<&str>) -> Result<Option<String>> {
+    let Some(project) = project else {
+        return Ok(None);
+    };
+    let path = Path::new(project);
+    if path.is_dir() {
+        let absolute =
+            std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
+        return Ok(Some(trae_mem::project::identify(&absolute)));
+    }
+    Ok(Some(project.to_owned()))
+}

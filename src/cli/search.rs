@@ -1,0 +1,110 @@
+//! `trae-mem search`: full-text search over memory.
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+
+use super::output::{self, Style, plain, styled};
+use super::{Env, project_arg};
+use trae_mem::store::{Filters, SearchHit, SearchRequest};
+use trae_mem::timefmt;
+
+/// Search memory. Several words must all match, in any order; "quoted text"
+/// matches as written. Matching is by substring and ignores case, in any
+/// language. With no query, lists the most recent observations.
+#[derive(Debug, Args)]
+pub struct Cmd {
+    /// What to find.
+    query: Vec<String>,
+    #[command(flatten)]
+    filters: FilterArgs,
+    /// The most results.
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    /// Results to skip, for paging.
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    /// Print JSON: {"query", "index", "hits": [{id, session_id, project, ts, kind, tool, snippet, score}]}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The filters a search or listing takes.
+#[derive(Debug, Args)]
+pub struct FilterArgs {
+    /// Only this project: a directory (resolved to its repository) or a stored project path.
+    #[arg(long, value_name = "PATH")]
+    project: Option<String>,
+    /// Only this session (its id).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// Only this kind: user, tool, note, response, decision, error, ...
+    #[arg(long)]
+    kind: Option<String>,
+    /// Only this tool, such as Bash or Edit.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Only from this time on: 2026-11-30, "2026-11-30 14:00", RFC 3339, or an age (30m, 12h, 7d).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only before this time (same forms as --since).
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+}
+
+impl FilterArgs {
+    pub fn resolve(&self) -> Result<Filters> {
+        Ok(Filters {
+            project: project_arg(self.project.as_deref())?,
+            session: self.session.clone(),
+            kind: self.kind.clone(),
+            tool: self.tool.clone(),
+            since: self.since.as_deref().map(timefmt::parse).transpose()?,
+            until: self.until.as_deref().map(timefmt::parse).transpose()?,
+        })
+    }
+}
+
+#[derive(Serialize)]
+struct SearchOutput<'a> {
+    query: &'a str,
+    index: &'a str,
+    hits: &'a [SearchHit],
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let (_, store) = env.open()?;
+        let text = self.query.join(" ");
+        let request = SearchRequest {
+            text: text.clone(),
+            filters: self.filters.resolve()?,
+            limit: self.limit,
+            offset: self.offset,
+        };
+        let hits = store.search(&request)?;
+        if self.json {
+            return output::json(&SearchOutput {
+                query: &text,
+                index: store.index_mode().as_str(),
+                hits: &hits,
+            });
+        }
+        if hits.is_empty() {
+            eprintln!("no matches for {text:?}");
+            return Ok(());
+        }
+        let colour = output::colour();
+        let mut table = output::Table::new();
+        for hit in &hits {
+            table.row(vec![
+                styled(format!("#{}", hit.id), Style::Cyan),
+                styled(timefmt::local_minute(hit.ts), Style::Dim),
+                plain(hit.kind.clone()),
+                plain(hit.tool.clone().unwrap_or_default()),
+                plain(output::marks(&hit.snippet, colour)),
+            ]);
+        }
+        table.print(colour)
+    }
+}

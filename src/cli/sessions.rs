@@ -1,0 +1,68 @@
+//! `trae-mem sessions`: the sessions in memory.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::output::{self, Style, plain, styled};
+use super::{Env, project_arg};
+use trae_mem::timefmt;
+
+/// List sessions, newest first.
+#[derive(Debug, Args)]
+pub struct Cmd {
+    /// Only this project: a directory (resolved to its repository) or a stored project path.
+    #[arg(long, value_name = "PATH")]
+    project: Option<String>,
+    /// The most sessions.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// Print JSON: [{id, project, started_at, ended_at, meta, observations}].
+    #[arg(long)]
+    json: bool,
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let (_, store) = env.open()?;
+        let sessions =
+            store.sessions(project_arg(self.project.as_deref())?.as_deref(), self.limit)?;
+        if self.json {
+            return output::json(&sessions);
+        }
+        if sessions.is_empty() {
+            eprintln!("no sessions yet: `trae-mem demo` records one");
+            return Ok(());
+        }
+        let colour = output::colour();
+        let mut table = output::Table::new();
+        table.row(vec![
+            styled("SESSION", Style::Bold),
+            styled("STARTED", Style::Bold),
+            styled("STATE", Style::Bold),
+            styled("OBS", Style::Bold),
+            styled("CLIENT", Style::Bold),
+            styled("PROJECT", Style::Bold),
+        ]);
+        for s in &sessions {
+            let state = match s.ended_at {
+                Some(end) => format!("ended {}", timefmt::local_clock(end)),
+                None => "open".to_owned(),
+            };
+            table.row(vec![
+                styled(s.id[..8].to_owned(), Style::Cyan),
+                plain(timefmt::local_minute(s.started_at)),
+                plain(state),
+                plain(s.observations.to_string()),
+                plain(
+                    s.meta
+                        .get("client")
+                        .and_then(|c| c.as_str())
+                        .unwrap_or("-")
+                        .to_owned(),
+                ),
+                plain(s.project.clone()),
+            ]);
+        }
+        table.print(colour)
+    }
+}

@@ -1,0 +1,73 @@
+//! `trae-mem show`: one session in full.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::Env;
+use super::output::{self, Style, paint};
+use trae_mem::timefmt;
+
+/// Print a session: its facts, its summaries and every observation
+/// (private ones as [PRIVATE]).
+#[derive(Debug, Args)]
+pub struct Cmd {
+    /// The session's id, or the start of it (as `trae-mem sessions` shows).
+    session: String,
+    /// Print JSON: {session, summaries: [{session_id, level, created_at, content}], observations: [...]}.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let (_, store) = env.open()?;
+        let detail = store.session_detail(&self.session)?;
+        if self.json {
+            return output::json(&detail);
+        }
+        let c = output::colour();
+        let s = &detail.session;
+        println!(
+            "{} {}",
+            paint("session", Style::Bold, c),
+            paint(&s.id, Style::Cyan, c)
+        );
+        println!("  project  {}", s.project);
+        println!("  started  {}", timefmt::local_minute(s.started_at));
+        if let Some(end) = s.ended_at {
+            println!("  ended    {}", timefmt::local_minute(end));
+        }
+        if s.meta.as_object().is_some_and(|m| !m.is_empty()) {
+            println!("  meta     {}", s.meta);
+        }
+        for summary in &detail.summaries {
+            println!(
+                "\n{}",
+                paint(
+                    &format!("{} summary", summary.level.as_str()),
+                    Style::Bold,
+                    c
+                )
+            );
+            for line in summary.content.lines() {
+                println!("  {line}");
+            }
+        }
+        println!(
+            "\n{} ({})",
+            paint("observations", Style::Bold, c),
+            detail.observations.len()
+        );
+        let mut table = output::Table::new();
+        for obs in &detail.observations {
+            table.row(vec![
+                output::styled(format!("#{}", obs.id), Style::Cyan),
+                output::styled(timefmt::local_clock(obs.ts), Style::Dim),
+                output::plain(obs.kind.clone()),
+                output::plain(obs.tool.clone().unwrap_or_default()),
+                output::plain(output::one_line(&obs.content, 120)),
+            ]);
+        }
+        table.print(c)
+    }
+}

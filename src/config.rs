@@ -1,0 +1,328 @@
+//! Settings: defaults, then the global `trae-mem.toml` in the home, then the
+//! project's `trae-mem.toml` (found from the working directory upward), then
+//! `TRAE_MEM_*` environment variables. Each field's doc names its default,
+//! and `Default` is the one place defaults live.
+//!
+//! Merging: tables merge key by key, and a value in the project file
+//! replaces the same key's value in the global file.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::store::IndexMode;
+
+/// The config file's name, in the home and in projects.
+pub const CONFIG_FILE: &str = "trae-mem.toml";
+
+/// The documented example config, printed by `trae-mem config default`.
+pub const EXAMPLE: &str = include_str!("../trae-mem.toml");
+
+/// Every setting, resolved.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Where the database, spool and logs live. Default: `~/.trae-mem`.
+    /// `TRAE_MEM_HOME` or `--home` override it; a relative path is relative
+    /// to the config file that names it. Only read from a project's file.
+    pub home: Option<PathBuf>,
+    pub capture: Capture,
+    pub privacy: Privacy,
+    pub context: ContextSettings,
+    pub hook: Hook,
+    pub search: Search,
+}
+
+/// What is recorded, and how much of it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Capture {
+    /// Characters kept of a prompt. Default: 8000.
+    pub prompt_chars: usize,
+    /// Characters kept of a PreToolUse note. Default: 1800.
+    pub pre_tool_chars: usize,
+    /// Characters kept of a tool's input. Default: 2000.
+    pub tool_input_chars: usize,
+    /// Characters kept of a tool's response or error. Default: 4000.
+    pub tool_response_chars: usize,
+    /// Characters kept of the model's final answer. Default: 8000.
+    pub response_chars: usize,
+    /// Events to record; `"*"` is all. Default: `["*"]`.
+    pub events: Vec<String>,
+}
+
+/// What never reaches the store.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Privacy {
+    /// Redact secrets (keys, tokens, passwords) before storing. Default: true.
+    pub redact_secrets: bool,
+    /// More regular expressions whose matches are redacted. Default: none.
+    pub secret_patterns: Vec<String>,
+}
+
+/// The memory given back to the agent at session start.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextSettings {
+    /// Inject context at SessionStart. Default: true.
+    pub inject: bool,
+    /// The most characters injected. Default: 4000.
+    pub budget_chars: usize,
+    /// The most past sessions summarized. Default: 5.
+    pub sessions: usize,
+}
+
+/// How a hook process behaves.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Hook {
+    /// A hook finishes within this many milliseconds, spooling what it could
+    /// not store. Default: 3000. `TRAE_MEM_DEADLINE_MS` overrides it.
+    pub deadline_ms: u64,
+}
+
+/// How search works.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Search {
+    /// The full-text index: "auto" (keep the database's; trigram for a new
+    /// one), "trigram", "unicode61" or "like". Default: "auto".
+    /// `TRAE_MEM_INDEX` overrides it.
+    pub index: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            home: None,
+            capture: Capture::default(),
+            privacy: Privacy::default(),
+            context: ContextSettings::default(),
+            hook: Hook::default(),
+            search: Search::default(),
+        }
+    }
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Self {
+            prompt_chars: 8000,
+            pre_tool_chars: 1800,
+            tool_input_chars: 2000,
+            tool_response_chars: 4000,
+            response_chars: 8000,
+            events: vec!["*".to_owned()],
+        }
+    }
+}
+
+impl Default for Privacy {
+    fn default() -> Self {
+        Self {
+            redact_secrets: true,
+            secret_patterns: Vec::new(),
+        }
+    }
+}
+
+impl Default for ContextSettings {
+    fn default() -> Self {
+        Self {
+            inject: true,
+            budget_chars: 4000,
+            sessions: 5,
+        }
+    }
+}
+
+impl Default for Hook {
+    fn default() -> Self {
+        Self { deadline_ms: 3000 }
+    }
+}
+
+impl Default for Search {
+    fn default() -> Self {
+        Self {
+            index: "auto".to_owned(),
+        }
+    }
+}
+
+impl Capture {
+    /// Whether `event` is to be recorded.
+    pub fn records(&self, event: &str) -> bool {
+        self.events
+            .iter()
+            .any(|e| e == "*" || e.eq_ignore_ascii_case(event))
+    }
+}
+
+impl Search {
+    /// The index mode asked for, `None` for "auto".
+    pub fn index_mode(&self) -> Result<Option<IndexMode>> {
+        let wanted = std::env::var("TRAE_MEM_INDEX").unwrap_or_else(|_| self.index.clone());
+        if wanted.trim().eq_ignore_ascii_case("auto") || wanted.trim().is_empty() {
+            return Ok(None);
+        }
+        wanted.parse().map(Some)
+    }
+}
+
+/// The resolved config and the home it belongs to.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub home: PathBuf,
+    /// The files read, global first.
+    pub files: Vec<PathBuf>,
+}
+
+/// Loads settings for work in `project_dir`. `home_override` is `--home`.
+pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> {
+    let project_file = find_upward(project_dir);
+    let project_table = project_file.as_deref().map(read_table).transpose()?;
+    let project_home = match (&project_table, &project_file) {
+        (Some(table), Some(file)) => home_from_table(table, file)?,
+        _ => None,
+    };
+    let home = resolve_home(home_override, project_home)?;
+
+    let global_file = home.join(CONFIG_FILE);
+    let mut files = Vec::new();
+    let mut merged = toml::Table::new();
+    if global_file.is_file() {
+        merge(&mut merged, read_table(&global_file)?);
+        files.push(global_file.clone());
+    }
+    if let (Some(table), Some(file)) = (project_table, project_file) {
+        if file != global_file {
+            merge(&mut merged, table);
+            files.push(file);
+        }
+    }
+    let mut config: Config = parse(merged, files.last().map(PathBuf::as_path))?;
+    if let Ok(ms) = std::env::var("TRAE_MEM_DEADLINE_MS") {
+        config.hook.deadline_ms = ms.trim().parse().with_context(|| {
+            format!("TRAE_MEM_DEADLINE_MS={ms:?} is not a number of milliseconds")
+        })?;
+    }
+    config
+        .search
+        .index_mode()
+        .context("bad [search] index or TRAE_MEM_INDEX")?;
+    Ok(Loaded {
+        config,
+        home,
+        files,
+    })
+}
+
+/// The one place the home directory is decided: `--home` or `TRAE_MEM_HOME`,
+/// else the project config's `home`, else `~/.trae-mem`.
+fn resolve_home(home_override: Option<&Path>, from_config: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(home) = home_override {
+        return Ok(home.to_owned());
+    }
+    if let Some(home) = std::env::var_os("TRAE_MEM_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    if let Some(home) = from_config {
+        return Ok(home);
+    }
+    match std::env::home_dir() {
+        Some(user_home) => Ok(user_home.join(".trae-mem")),
+        None => bail!("cannot find your home directory; set TRAE_MEM_HOME"),
+    }
+}
+
+fn find_upward(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join(CONFIG_FILE))
+        .find(|file| file.is_file())
+}
+
+/// Reads one config file, checking it on its own first so that an error
+/// names this file, the line and the key, and lists what is allowed.
+fn read_table(file: &Path) -> Result<toml::Table> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    if let Err(err) = toml::from_str::<Config>(&text) {
+        bail!("{}: {err}", file.display());
+    }
+    Ok(text.parse::<toml::Table>()?)
+}
+
+fn home_from_table(table: &toml::Table, file: &Path) -> Result<Option<PathBuf>> {
+    match table.get("home") {
+        None => Ok(None),
+        Some(toml::Value::String(home)) => {
+            let base = file.parent().unwrap_or(Path::new("."));
+            Ok(Some(base.join(home)))
+        }
+        Some(other) => bail!(
+            "{}: `home` must be a string path, not {}",
+            file.display(),
+            other.type_str()
+        ),
+    }
+}
+
+/// Deep-merges `top` over `base`: tables merge, other values replace.
+fn merge(base: &mut toml::Table, top: toml::Table) {
+    for (key, value) in top {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(base_table)), toml::Value::Table(top_table)) => {
+                merge(base_table, top_table)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+fn parse(table: toml::Table, file: Option<&Path>) -> Result<Config> {
+    let text = toml::to_string(&table)?;
+    toml::from_str(&text).map_err(|err| {
+        let name = file.map_or_else(|| "config".to_owned(), |f| f.display().to_string());
+        anyhow::anyhow!("{name}: {}", err.message())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_is_the_default() {
+        let config: Config = toml::from_str(EXAMPLE).expect("trae-mem.toml parses");
+        assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = toml::from_str::<Config>("[capture]\nprompt_char = 3\n").unwrap_err();
+        assert!(
+            err.message().contains("unknown field `prompt_char`"),
+            "{}",
+            err.message()
+        );
+        assert!(err.message().contains("prompt_chars"), "{}", err.message());
+    }
+
+    #[test]
+    fn project_values_replace_global_ones_key_by_key() {
+        let mut base: toml::Table = "[capture]\nprompt_chars = 10\ntool_input_chars = 20\n"
+            .parse()
+            .unwrap();
+        merge(&mut base, "[capture]\nprompt_chars = 30\n".parse().unwrap());
+        let config = parse(base, None).unwrap();
+        assert_eq!(config.capture.prompt_chars, 30);
+        assert_eq!(config.capture.tool_input_chars, 20);
+    }
+}

@@ -1,0 +1,63 @@
+//! The `trae-mem` binary: parses the command line, runs the subcommand, and
+//! picks the exit code. Everything else lives in the library.
+
+mod cli;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// trae-mem: local memory for AI coding agents.
+///
+/// Coding agents run `trae-mem hook` on their lifecycle events; trae-mem
+/// records each into one SQLite file, summarizes each session, and gives
+/// memory back: context at session start, search, and timelines.
+#[derive(Debug, Parser)]
+#[command(name = "trae-mem", version, max_term_width = 100)]
+struct Cli {
+    /// The home directory: database, spool and logs.
+    /// [default: $TRAE_MEM_HOME, else the project config's `home`, else ~/.trae-mem]
+    #[arg(long, global = true, value_name = "DIR")]
+    home: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Search(cli::search::Cmd),
+    Timeline(cli::timeline::Cmd),
+    Sessions(cli::sessions::Cmd),
+    Show(cli::show::Cmd),
+    Export(cli::export::Cmd),
+    Import(cli::import::Cmd),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Die quietly when a pager or `head` closes the pipe, as Unix tools do.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let env = cli::Env {
+        home: cli.home,
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    };
+    let result = match cli.command {
+        Command::Search(cmd) => cmd.run(&env),
+        Command::Timeline(cmd) => cmd.run(&env),
+        Command::Sessions(cmd) => cmd.run(&env),
+        Command::Show(cmd) => cmd.run(&env),
+        Command::Export(cmd) => cmd.run(&env),
+        Command::Import(cmd) => cmd.run(&env),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("trae-mem: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

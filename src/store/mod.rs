@@ -1,0 +1,162 @@
+//! The SQLite store: one file holds sessions, observations, summaries and the
+//! full-text index.
+//!
+//! Invariants:
+//! - The schema is migrated forward on open, driven by `PRAGMA user_version`;
+//!   an up-to-date database costs one pragma read, never `CREATE ... IF NOT EXISTS`.
+//! - Private observations are stored but never indexed, and no query here
+//!   returns their content.
+//! - Every user value is bound, never formatted into SQL.
+
+mod index;
+mod model;
+mod query;
+mod schema;
+mod search;
+mod snippet;
+mod timeline;
+mod transfer;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OpenFlags};
+
+pub use index::IndexMode;
+pub use model::{Observation, Session, SessionDetail, Summary, SummaryLevel};
+pub use search::{Filters, SearchHit, SearchRequest};
+pub use timeline::Timeline;
+pub use transfer::{ExportRecord, ImportReport};
+pub use write::{NewObservation, SessionKey, Writer};
+
+/// The placeholder that stands wherever private text would have been shown.
+pub const PRIVATE_PLACEHOLDER: &str = "[PRIVATE]";
+
+/// The database file's name inside the home directory.
+pub const DB_FILE: &str = "trae-mem.db";
+
+/// How to open a store.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// How long a write waits for another process's lock before it fails.
+    pub busy_timeout: Duration,
+    /// Which full-text index to use; `None` keeps whatever the database has
+    /// (or picks the best available for a new one).
+    pub index: Option<IndexMode>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            busy_timeout: Duration::from_secs(5),
+            index: None,
+        }
+    }
+}
+
+/// An open store. Cheap to open: one process per hook opens one.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    index: IndexMode,
+}
+
+impl Store {
+    /// Opens (creating if needed, with owner-only permissions) the database at `path`.
+    pub fn open(path: &Path, options: &OpenOptions) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            create_private_dir(dir)?;
+        }
+        let created = !path.exists();
+        if created {
+            create_private_file(path)?;
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .with_context(|| format!("cannot open the database {}", path.display()))?;
+        conn.busy_timeout(options.busy_timeout)?;
+        // WAL is persistent in the file; synchronous and foreign keys are per connection.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        let mut conn = conn;
+        let index = schema::migrate(&mut conn, options.index)
+            .with_context(|| format!("cannot prepare the database {}", path.display()))?;
+        Ok(Self {
+            conn,
+            path: path.to_owned(),
+            index,
+        })
+    }
+
+    /// The file this store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The full-text index this store searches with.
+    pub fn index_mode(&self) -> IndexMode {
+        self.index
+    }
+
+    /// The raw connection, for callers that compose several writes in one transaction.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The raw connection, mutably, to start transactions.
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Runs SQLite's and FTS5's integrity checks; returns the problems found.
+    pub fn integrity_problems(&self) -> Result<Vec<String>> {
+        let mut problems: Vec<String> = self
+            .conn
+            .prepare("PRAGMA integrity_check")?
+            .query_map([], |row| row.get::<_, String>(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        problems.retain(|p| p != "ok");
+        if let Err(err) = index::check(&self.conn, self.index) {
+            problems.push(format!("full-text index: {err}"));
+        }
+        Ok(problems)
+    }
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .with_context(|| format!("cannot create the directory {}", dir.display()))
+}
+
+/// Creates the database file readable by its owner only, before SQLite
+/// creates it with the umask's permissions. SQLite gives its -wal and -shm
+/// files the same permissions as the database.
+fn create_private_file(path: &Path) -> Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(path)
+        .with_context(|| format!("cannot create the database {}", path.display()))?;
+    Ok(())
+}
+
+/// Unix milliseconds now.
+pub fn now_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}

@@ -1,0 +1,77 @@
+//! Schema migrations, numbered SQL files applied in order and tracked by
+//! `PRAGMA user_version`.
+
+use anyhow::{Result, bail};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+use super::index::{self, IndexMode};
+
+/// Each entry moves the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Brings the database up to date and settles its full-text index mode.
+pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>) -> Result<IndexMode> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if version > SCHEMA_VERSION {
+        bail!(
+            "the database has schema version {version}, newer than this trae-mem understands \
+             ({SCHEMA_VERSION}); upgrade trae-mem"
+        );
+    }
+    if version < SCHEMA_VERSION {
+        // WAL cannot be switched on inside a transaction; it is a property of
+        // the file, so doing it once at creation is enough.
+        if version == 0 {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Another process may have migrated while we waited for the lock.
+        let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        for sql in &MIGRATIONS[version as usize..] {
+            tx.execute_batch(sql)?;
+        }
+        if version == 0 {
+            let mode = index::create(&tx, wanted_index.unwrap_or(IndexMode::Trigram))?;
+            set_meta(&tx, "index_mode", mode.as_str())?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.commit()?;
+    }
+    let current = get_meta(conn, "index_mode")?
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(IndexMode::Like);
+    match wanted_index {
+        Some(wanted) if wanted != current => {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            index::drop(&tx)?;
+            let mode = index::create(&tx, wanted)?;
+            index::rebuild(&tx, mode)?;
+            set_meta(&tx, "index_mode", mode.as_str())?;
+            tx.commit()?;
+            Ok(mode)
+        }
+        _ => Ok(current),
+    }
+}
+
+fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT value FROM store_meta WHERE key = ?1",
+            [key],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO store_meta(key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! Reads that are not searches: timelines, sessions, summaries, observations by id.
+
+use anyhow::{Result, bail};
+use rusqlite::{OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::{
+    Observation, PRIVATE_PLACEHOLDER, Session, SessionDetail, Store, Summary, SummaryLevel,
+};
+
+/// The observations around one observation, in its session.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timeline {
+    pub anchor: i64,
+    pub session_id: String,
+    pub window_minutes: i64,
+    /// Ordered by time, then by insertion.
+    pub observations: Vec<Observation>,
+}
+
+const OBSERVATION_COLUMNS: &str =
+    "id, session_id, ts, kind, tool_name, content, private, tags_json";
+const SESSION_COLUMNS: &str = "s.id, s.project_path, s.started_at, s.ended_at, s.meta_json,
+    (SELECT count(*) FROM observations o WHERE o.session_id = s.id)";
+
+/// Reads an observation row; private content is replaced unless `reveal`.
+fn observation(row: &Row<'_>, reveal: bool) -> rusqlite::Result<Observation> {
+    let private: bool = row.get(6)?;
+    let tags: String = row.get(7)?;
+    Ok(Observation {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        ts: row.get(2)?,
+        kind: row.get(3)?,
+        tool: row.get(4)?,
+        content: if private && !reveal {
+            PRIVATE_PLACEHOLDER.to_owned()
+        } else {
+            row.get(5)?
+        },
+        private,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+    })
+}
+
+pub(super) fn session(row: &Row<'_>) -> rusqlite::Result<Session> {
+    let meta: String = row.get(4)?;
+    Ok(Session {
+        id: row.get(0)?,
+        project: row.get(1)?,
+        started_at: row.get(2)?,
+        ended_at: row.get(3)?,
+        meta: serde_json::from_str(&meta).unwrap_or_default(),
+        observations: row.get(5)?,
+    })
+}
+
+impl Store {
+    /// The observations of the anchor's session within ±`window_minutes` of it.
+    /// Private rows appear as `[PRIVATE]`.
+    pub fn timeline(&self, anchor: i64, window_minutes: i64) -> Result<Timeline> {
+        let found: Option<(String, i64)> = self
+            .conn
+            .query_row(
+                "SELECT session_id, ts FROM observations WHERE id = ?1",
+                [anchor],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let Some((session_id, ts)) = found else {
+            bail!("no observation has id {anchor}; `trae-mem search` shows ids");
+        };
+        let window_ms = window_minutes.max(0).saturating_mul(60_000);
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {OBSERVATION_COLUMNS} FROM observations
+             WHERE session_id = ?1 AND ts BETWEEN ?2 AND ?3 ORDER BY ts, id"
+        ))?;
+        let observations = stmt
+            .query_map(
+                params![
+                    session_id,
+                    ts.saturating_sub(window_ms),
+                    ts.saturating_add(window_ms)
+                ],
+                |row| observation(row, false),
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Timeline {
+            anchor,
+            session_id,
+            window_minutes,
+            observations,
+        })
+    }
+
+    /// Observations by id, in the order asked, skipping ids that do not exist.
+    /// Private rows appear as `[PRIVATE]`.
+    pub fn observations_by_id(&self, ids: &[i64]) -> Result<Vec<Observation>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE id = ?1"
+        ))?;
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(obs) = stmt
+                .query_row([id], |row| observation(row, false))
+                .optional()?
+            {
+                found.push(obs);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Sessions, newest first, optionally of one project.
+    pub fn sessions(&self, project: Option<&str>, limit: usize) -> Result<Vec<Session>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions s
+             WHERE ?1 IS NULL OR s.project_path = ?1
+             ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?2"
+        ))?;
+        let sessions = stmt
+            .query_map(params![project, limit as i64], session)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(sessions)
+    }
+
+    /// One session, found by its id or by a unique prefix of it.
+    pub fn session(&self, id_or_prefix: &str) -> Result<Session> {
+        let pattern = format!("{}%", id_or_prefix.replace(['%', '_'], ""));
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id LIKE ?1 LIMIT 2"
+        ))?;
+        let mut matches = stmt
+            .query_map([pattern], session)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        match matches.len() {
+            1 => Ok(matches.remove(0)),
+            0 => bail!("no session has id {id_or_prefix:?}; `trae-mem sessions` lists them"),
+            _ => bail!("{id_or_prefix:?} is the start of several session ids; give more of it"),
+        }
+    }
+
+    /// A session's summaries, brief first.
+    pub fn summaries(&self, session_id: &str) -> Result<Vec<Summary>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT session_id, level, created_at, content FROM summaries
+             WHERE session_id = ?1 ORDER BY level",
+        )?;
+        let summaries = stmt
+            .query_map([session_id], |row| {
+                let level: String = row.get(1)?;
+                Ok(Summary {
+                    session_id: row.get(0)?,
+                    level: SummaryLevel::parse(&level).unwrap_or(SummaryLevel::Detailed),
+                    created_at: row.get(2)?,
+                    content: row.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(summaries)
+    }
+
+    /// All observations of a session in order. `reveal` includes private
+    /// content, for exports and the summarizer's privacy filter only.
+    pub fn session_observations(&self, session_id: &str, reveal: bool) -> Result<Vec<Observation>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"
+        ))?;
+        let observations = stmt
+            .query_map([session_id], |row| observation(row, reveal))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(observations)
+    }
+
+    /// A session with its summaries and observations (private ones as `[PRIVATE]`).
+    pub fn session_detail(&self, id_or_prefix: &str) -> Result<SessionDetail> {
+        let session = self.session(id_or_prefix)?;
+        let summaries = self.summaries(&session.id)?;
+        let observations = self.session_observations(&session.id, false)?;
+        Ok(SessionDetail {
+            session,
+            summaries,
+            observations,
+        })
+    }
+
+    /// The most recent ended sessions of a project that have a brief summary,
+    /// newest first, with that summary.
+    pub fn recent_briefs(&self, project: &str, limit: usize) -> Result<Vec<(Session, String)>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS}, sm.content FROM sessions s
+             JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
+             WHERE s.project_path = ?1 AND s.ended_at IS NOT NULL
+             ORDER BY s.ended_at DESC LIMIT ?2"
+        ))?;
+        let rows = stmt
+            .query_map(params![project, limit as i64], |row| {
+                Ok((session(row)?, row.get(6)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+}

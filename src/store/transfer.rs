@@ -1,0 +1,219 @@
+//! Export to and import from JSON lines: one record a line, lossless,
+//! private flags and private content included (it is the user's own file).
+
+use std::io::{BufRead, Write};
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+
+use super::write::{NewObservation, Writer};
+use super::{Observation, Session, Store, Summary};
+
+/// A client's id for a session, as kept in `session_keys`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalKey {
+    pub client: String,
+    pub external_id: String,
+}
+
+/// One line of an export file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ExportRecord {
+    Session {
+        session: Session,
+        #[serde(default)]
+        keys: Vec<ExternalKey>,
+    },
+    Observation(Observation),
+    Summary(Summary),
+}
+
+/// What an import did.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct ImportReport {
+    pub sessions: u64,
+    pub observations: u64,
+    pub summaries: u64,
+    /// Records already in the store, left as they were.
+    pub duplicates: u64,
+}
+
+/// How many records one import transaction holds.
+const BATCH: usize = 10_000;
+
+impl Store {
+    /// Writes every session (of `project`, if given) with its observations
+    /// and summaries. Returns the number of records written.
+    pub fn export(&self, project: Option<&str>, out: &mut dyn Write) -> Result<u64> {
+        let mut written = 0;
+        let mut emit = |record: &ExportRecord, out: &mut dyn Write| -> Result<()> {
+            serde_json::to_writer(&mut *out, record)?;
+            out.write_all(b"\n")?;
+            written += 1;
+            Ok(())
+        };
+        let sessions = self.sessions(project, usize::MAX >> 1)?;
+        for session in sessions.into_iter().rev() {
+            let keys = self.session_keys(&session.id)?;
+            let id = session.id.clone();
+            emit(&ExportRecord::Session { session, keys }, out)?;
+            for obs in self.session_observations(&id, true)? {
+                emit(&ExportRecord::Observation(obs), out)?;
+            }
+            for summary in self.summaries(&id)? {
+                emit(&ExportRecord::Summary(summary), out)?;
+            }
+        }
+        out.flush()?;
+        Ok(written)
+    }
+
+    fn session_keys(&self, session_id: &str) -> Result<Vec<ExternalKey>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT client, external_id FROM session_keys WHERE session_id = ?1")?;
+        let keys = stmt
+            .query_map([session_id], |row| {
+                Ok(ExternalKey {
+                    client: row.get(0)?,
+                    external_id: row.get(1)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(keys)
+    }
+
+    /// Reads records written by `export`, in batched transactions. Importing
+    /// the same file twice changes nothing the second time. `progress` is
+    /// called with the bytes read so far after each batch.
+    pub fn import(
+        &mut self,
+        input: &mut dyn BufRead,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<ImportReport> {
+        let mut report = ImportReport::default();
+        let mut bytes = 0u64;
+        let mut line_no = 0u64;
+        let mut line = String::new();
+        loop {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut in_batch = 0;
+            while in_batch < BATCH {
+                line.clear();
+                let read = input.read_line(&mut line)?;
+                if read == 0 {
+                    break;
+                }
+                bytes += read as u64;
+                line_no += 1;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let record: ExportRecord = serde_json::from_str(&line)
+                    .with_context(|| format!("line {line_no} is not a trae-mem export record"))?;
+                import_record(&Writer::new(&tx, self.index), &record, &mut report)
+                    .with_context(|| format!("cannot import line {line_no}"))?;
+                in_batch += 1;
+            }
+            tx.commit()?;
+            progress(bytes);
+            if in_batch < BATCH {
+                return Ok(report);
+            }
+        }
+    }
+}
+
+fn import_record(
+    writer: &Writer<'_>,
+    record: &ExportRecord,
+    report: &mut ImportReport,
+) -> Result<()> {
+    let conn = writer.conn();
+    match record {
+        ExportRecord::Session { session, keys } => {
+            let inserted = conn
+                .prepare_cached(
+                    "INSERT INTO sessions(id, started_at, ended_at, project_path, meta_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO NOTHING",
+                )?
+                .execute(params![
+                    session.id,
+                    session.started_at,
+                    session.ended_at,
+                    session.project,
+                    session.meta.to_string()
+                ])?;
+            for key in keys {
+                conn.prepare_cached(
+                    "INSERT INTO session_keys(client, project_path, external_id, session_id)
+                     VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+                )?
+                .execute(params![
+                    key.client,
+                    session.project,
+                    key.external_id,
+                    session.id
+                ])?;
+            }
+            if inserted == 1 {
+                report.sessions += 1
+            } else {
+                report.duplicates += 1
+            }
+        }
+        ExportRecord::Observation(obs) => {
+            let new = NewObservation {
+                session_id: &obs.session_id,
+                ts: obs.ts,
+                kind: &obs.kind,
+                tool: obs.tool.as_deref(),
+                content: &obs.content,
+                private: obs.private,
+                tags: &obs.tags,
+            };
+            // Keep the id when it is free, so that references to it survive.
+            if writer
+                .add_observation_with_id(Some(obs.id), &new)?
+                .is_some()
+            {
+                report.observations += 1;
+            } else if is_same_observation(conn, obs)? {
+                report.duplicates += 1;
+            } else {
+                writer.add_observation(&new)?;
+                report.observations += 1;
+            }
+        }
+        ExportRecord::Summary(summary) => {
+            let inserted = conn
+                .prepare_cached(
+                    "INSERT INTO summaries(session_id, created_at, level, content) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT(session_id, level) DO UPDATE
+                     SET created_at = excluded.created_at, content = excluded.content
+                     WHERE excluded.created_at > summaries.created_at",
+                )?
+                .execute(params![summary.session_id, summary.created_at, summary.level.as_str(), summary.content])?;
+            if inserted == 1 {
+                report.summaries += 1
+            } else {
+                report.duplicates += 1
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_same_observation(conn: &Connection, obs: &Observation) -> Result<bool> {
+    let same = conn
+        .prepare_cached(
+            "SELECT 1 FROM observations WHERE id = ?1 AND session_id = ?2 AND ts = ?3 AND content = ?4",
+        )?
+        .query_row(params![obs.id, obs.session_id, obs.ts, obs.content], |_| Ok(()))
+        .optional()?;
+    Ok(same.is_some())
+}

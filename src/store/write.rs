@@ -1,0 +1,170 @@
+//! Writes, through a `Writer` that holds one transaction (`Store::write`),
+//! so that callers can put several of them in one commit.
+
+use anyhow::Result;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
+
+use super::{IndexMode, Store, SummaryLevel, index};
+
+/// Identifies a client's session: the same triple always maps to the same
+/// local session, across processes and restarts.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionKey<'a> {
+    pub client: &'a str,
+    pub project: &'a str,
+    pub external_id: &'a str,
+}
+
+/// An observation to record.
+#[derive(Debug, Clone)]
+pub struct NewObservation<'a> {
+    pub session_id: &'a str,
+    pub ts: i64,
+    pub kind: &'a str,
+    pub tool: Option<&'a str>,
+    pub content: &'a str,
+    pub private: bool,
+    pub tags: &'a [String],
+}
+
+/// Writes inside one open transaction.
+pub struct Writer<'a> {
+    conn: &'a Connection,
+    index: IndexMode,
+}
+
+impl Store {
+    /// Runs `f` in one write transaction, taken up front (`BEGIN IMMEDIATE`)
+    /// so that a read followed by a write cannot fail with a stale snapshot.
+    pub fn write<T>(&mut self, f: impl FnOnce(&Writer<'_>) -> Result<T>) -> Result<T> {
+        let index = self.index;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&Writer { conn: &tx, index })?;
+        tx.commit()?;
+        Ok(value)
+    }
+}
+
+impl<'a> Writer<'a> {
+    pub(super) fn new(conn: &'a Connection, index: IndexMode) -> Self {
+        Self { conn, index }
+    }
+
+    /// The transaction's connection, for reads inside it.
+    pub fn conn(&self) -> &Connection {
+        self.conn
+    }
+
+    /// Creates a session and returns its id.
+    pub fn new_session(&self, project: &str, started_at: i64, meta: &Value) -> Result<String> {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.conn
+            .prepare_cached("INSERT INTO sessions(id, started_at, project_path, meta_json) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![id, started_at, project, meta.to_string()])?;
+        Ok(id)
+    }
+
+    /// Finds the local session for `key`, creating it on first sight.
+    /// Returns the id and whether it was created. The transaction's up-front
+    /// lock is what makes racing processes agree.
+    pub fn resolve_session(
+        &self,
+        key: SessionKey<'_>,
+        started_at: i64,
+        meta: &Value,
+    ) -> Result<(String, bool)> {
+        let found: Option<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT session_id FROM session_keys
+                 WHERE client = ?1 AND project_path = ?2 AND external_id = ?3",
+            )?
+            .query_row(params![key.client, key.project, key.external_id], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        if let Some(id) = found {
+            return Ok((id, false));
+        }
+        let id = self.new_session(key.project, started_at, meta)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO session_keys(client, project_path, external_id, session_id) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![key.client, key.project, key.external_id, id])?;
+        Ok((id, true))
+    }
+
+    /// Merges `patch` into a session's meta (RFC 7386 merge patch).
+    pub fn merge_session_meta(&self, session_id: &str, patch: &Value) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE sessions SET meta_json = json_patch(meta_json, ?2) WHERE id = ?1",
+            )?
+            .execute(params![session_id, patch.to_string()])?;
+        Ok(())
+    }
+
+    /// Marks a session ended. Returns false when there is no such session.
+    pub fn end_session(&self, session_id: &str, ended_at: i64) -> Result<bool> {
+        let changed = self
+            .conn
+            .prepare_cached("UPDATE sessions SET ended_at = ?2 WHERE id = ?1")?
+            .execute(params![session_id, ended_at])?;
+        Ok(changed == 1)
+    }
+
+    /// Records an observation, indexing it unless private, and returns its id.
+    /// `id` keeps an imported row's id; `None` takes the next one. Returns
+    /// `None` when that id is taken.
+    pub fn add_observation_with_id(
+        &self,
+        id: Option<i64>,
+        obs: &NewObservation<'_>,
+    ) -> Result<Option<i64>> {
+        let tags = serde_json::to_string(obs.tags)?;
+        let inserted = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO observations(id, session_id, ts, kind, tool_name, content, private, tags_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO NOTHING",
+            )?
+            .execute(params![id, obs.session_id, obs.ts, obs.kind, obs.tool, obs.content, obs.private, tags])?;
+        if inserted == 0 {
+            return Ok(None);
+        }
+        let id = self.conn.last_insert_rowid();
+        if !obs.private {
+            index::add(self.conn, self.index, id, obs.content)?;
+        }
+        Ok(Some(id))
+    }
+
+    /// Records an observation, indexing it unless private, and returns its id.
+    pub fn add_observation(&self, obs: &NewObservation<'_>) -> Result<i64> {
+        Ok(self
+            .add_observation_with_id(None, obs)?
+            .expect("a new id is never taken"))
+    }
+
+    /// Sets a session's summary at `level`, replacing any earlier one.
+    pub fn put_summary(
+        &self,
+        session_id: &str,
+        level: SummaryLevel,
+        content: &str,
+        created_at: i64,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO summaries(session_id, created_at, level, content) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(session_id, level)
+                 DO UPDATE SET created_at = excluded.created_at, content = excluded.content",
+            )?
+            .execute(params![session_id, created_at, level.as_str(), content])?;
+        Ok(())
+    }
+}
