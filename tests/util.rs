@@ -1,0 +1,160 @@
+//! The test harness: each test gets a fresh home in a temp dir and runs the
+//! real `trae-mem` binary there, as a client would: arguments, stdin, exit
+//! code, stdout and stderr. Failures show all of them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_trae-mem")
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Run {
+    pub args: Vec<String>,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts exit 0 and returns self.
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "expected success\n{self}");
+        self
+    }
+
+    /// Asserts the exit code and returns self.
+    #[track_caller]
+    pub fn code(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "expected exit {code}\n{self}");
+        self
+    }
+
+    /// Parses stdout as JSON.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{self}"))
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "$ trae-mem {}\nexit: {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.args.join(" "),
+            self.code,
+            self.stdout,
+            self.stderr
+        )
+    }
+}
+
+/// A fresh trae-mem home, with a working directory beside it.
+pub struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        Self { dir }
+    }
+
+    /// The home directory (TRAE_MEM_HOME).
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// A working directory outside the home, where commands run.
+    pub fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    /// The database file.
+    pub fn db_path(&self) -> PathBuf {
+        self.home().join("trae-mem.db")
+    }
+
+    /// A command for the binary with this home, run in `work()`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.args(args)
+            .current_dir(self.work())
+            .env("TRAE_MEM_HOME", self.home())
+            .env("HOME", self.dir.path())
+            .env_remove("TRAE_MEM_INDEX")
+            .env_remove("TRAE_MEM_DEADLINE_MS")
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    /// Runs the binary with `args` and optional stdin.
+    pub fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
+        run_command(self.command(args), args, stdin)
+    }
+
+    /// Runs with extra environment variables.
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
+        let mut cmd = self.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run_command(cmd, args, stdin)
+    }
+
+    /// Opens the database directly, to check stored rows.
+    pub fn db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.db_path()).expect("open db")
+    }
+
+    /// Writes a file under the temp dir and returns its path.
+    pub fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
+        let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+/// Runs a prepared command, feeding `stdin`, and collects what it did.
+pub fn run_command(mut cmd: Command, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn trae-mem");
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        // A writer thread, so a child that stops reading cannot deadlock us.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    let out = child.wait_with_output().expect("wait for trae-mem");
+    Run {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The shared fixtures directory (`../shared/fixtures` beside the repo).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/claude-code")
+}
