@@ -221,6 +221,13 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
     })
 }
 
+/// Default settings in the home that `--home`, `TRAE_MEM_HOME` or the
+/// default name: what a hook falls back on when the config cannot be read,
+/// so that the event is still stored.
+pub fn defaults(home_override: Option<&Path>) -> Result<Loaded> {
+    Ok(Loaded { config: Config::default(), home: resolve_home(home_override, None)?, files: Vec::new() })
+}
+
 /// The one place the home directory is decided: `--home` or `TRAE_MEM_HOME`,
 /// else the project config's `home`, else `~/.trae-mem`.
 fn resolve_home(home_override: Option<&Path>, from_config: Option<PathBuf>) -> Result<PathBuf> {

@@ -26,32 +26,47 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Hook(cli::hook::Cmd),
     Search(cli::search::Cmd),
     Timeline(cli::timeline::Cmd),
     Sessions(cli::sessions::Cmd),
     Show(cli::show::Cmd),
     Export(cli::export::Cmd),
     Import(cli::import::Cmd),
+    Summarize(cli::summarize::Cmd),
+    Spool(cli::spool::Cmd),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Die quietly when a pager or `head` closes the pipe, as Unix tools do.
-    #[cfg(unix)]
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-    let env = cli::Env {
-        home: cli.home,
-        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // clap exits 2 on a usage error, and 2 blocks a coding agent: a hook
+        // with bad arguments must exit 1 instead.
+        Err(err) if err.use_stderr() && std::env::args().any(|a| a == "hook") => {
+            let _ = err.print();
+            return ExitCode::from(1);
+        }
+        Err(err) => err.exit(),
     };
+    let env = cli::Env { home: cli.home, cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")) };
+    // Die quietly when a pager or `head` closes the pipe, as Unix tools do;
+    // but a hook always finishes its work and answers its client.
+    #[cfg(unix)]
+    if !matches!(cli.command, Command::Hook(_)) {
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let result = match cli.command {
+        Command::Hook(cmd) => return cmd.run(&env),
         Command::Search(cmd) => cmd.run(&env),
         Command::Timeline(cmd) => cmd.run(&env),
         Command::Sessions(cmd) => cmd.run(&env),
         Command::Show(cmd) => cmd.run(&env),
         Command::Export(cmd) => cmd.run(&env),
         Command::Import(cmd) => cmd.run(&env),
+        Command::Summarize(cmd) => cmd.run(&env),
+        Command::Spool(cmd) => cmd.run(&env),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,11 +2,14 @@
 //! `run`. All real work is in the library.
 
 pub mod export;
+pub mod hook;
 pub mod import;
 pub mod output;
 pub mod search;
 pub mod sessions;
 pub mod show;
+pub mod spool;
+pub mod summarize;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Reads that are not searches: timelines, sessions, summaries, observations by id.
 
 use anyhow::{Result, bail};
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::{
@@ -53,6 +53,14 @@ pub(super) fn session(row: &Row<'_>) -> rusqlite::Result<Session> {
         meta: serde_json::from_str(&meta).unwrap_or_default(),
         observations: row.get(5)?,
     })
+}
+
+/// All observations of a session in order, private content shown only if `reveal`.
+pub(super) fn session_observations(conn: &Connection, session_id: &str, reveal: bool) -> Result<Vec<Observation>> {
+    let mut stmt = conn
+        .prepare_cached(&format!("SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"))?;
+    let observations = stmt.query_map([session_id], |row| observation(row, reveal))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(observations)
 }
 
 impl Store {

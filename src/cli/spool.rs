@@ -1,0 +1,78 @@
+//! `trae-mem spool`: events waiting to be stored, and payloads that could not be read.
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use super::Env;
+use super::output::{self, Style, paint};
+use trae_mem::hooks::{self, DeadLetter, Spool, SpoolEntry};
+use trae_mem::timefmt;
+
+/// Show or store the spool: events a hook could not store in time (a locked
+/// database, a full disk, a read-only home) and payloads it could not read.
+#[derive(Debug, Args)]
+pub struct Cmd {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// List spooled events and dead letters.
+    List {
+        /// Print JSON: {pending: [{client, event, received_at, payload, reason}], dead_letters: [{client, event, received_at, error, payload_file, bytes}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store spooled events now, and retry dead letters.
+    Replay {
+        /// Print JSON: {stored, remaining, revived}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct Listing {
+    pending: Vec<SpoolEntry>,
+    dead_letters: Vec<DeadLetter>,
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let loaded = env.load_config()?;
+        let spool = Spool::new(&loaded.home);
+        match self.action {
+            Action::List { json } => {
+                let listing = Listing { pending: spool.pending()?, dead_letters: spool.dead_letters()? };
+                if json {
+                    return output::json(&listing);
+                }
+                let c = output::colour();
+                println!("{} ({})", paint("pending events", Style::Bold, c), listing.pending.len());
+                for e in &listing.pending {
+                    println!("  {}  {:<18} {}  {}", timefmt::local_clock(e.received_at), e.event, e.client, paint(&e.reason, Style::Dim, c));
+                }
+                println!("{} ({})", paint("dead letters", Style::Bold, c), listing.dead_letters.len());
+                for d in &listing.dead_letters {
+                    println!("  {}  {} bytes  {}", timefmt::local_clock(d.received_at), d.bytes, paint(&d.error, Style::Yellow, c));
+                    println!("    {}", d.payload_file.display());
+                }
+                Ok(())
+            }
+            Action::Replay { json } => {
+                let mut report = hooks::replay(&loaded, &spool, None)?;
+                report.revived = hooks::revive_dead_letters(&loaded, &spool, &hooks::privacy(&loaded)?)?;
+                if json {
+                    return output::json(&report);
+                }
+                println!(
+                    "stored {} spooled events; {} still waiting; {} dead letters stored",
+                    report.stored, report.remaining, report.revived
+                );
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The internal Event: one shape for what every client sends. Adapters
+//! (`crate::adapters`) build it; hook handlers consume it.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// The lifecycle events trae-mem handles itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventKind {
+    SessionStart,
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    PostToolUseFailure,
+    Stop,
+    SessionEnd,
+    /// Anything else: recorded as a short note (or given to plugins).
+    Other(String),
+}
+
+impl EventKind {
+    /// Reads an event name as Claude Code spells it.
+    pub fn parse(name: &str) -> Self {
+        match name {
+            "SessionStart" => Self::SessionStart,
+            "UserPromptSubmit" => Self::UserPromptSubmit,
+            "PreToolUse" => Self::PreToolUse,
+            "PostToolUse" => Self::PostToolUse,
+            "PostToolUseFailure" => Self::PostToolUseFailure,
+            "Stop" => Self::Stop,
+            "SessionEnd" => Self::SessionEnd,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Self::SessionStart => "SessionStart",
+            Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::PreToolUse => "PreToolUse",
+            Self::PostToolUse => "PostToolUse",
+            Self::PostToolUseFailure => "PostToolUseFailure",
+            Self::Stop => "Stop",
+            Self::SessionEnd => "SessionEnd",
+            Self::Other(name) => name,
+        }
+    }
+}
+
+/// One event from a client, normalized. Texts are already scrubbed of
+/// private spans and secrets by the time handlers see them.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub kind: EventKind,
+    /// The client's name, such as `claude-code`.
+    pub client: String,
+    /// The client's own session id.
+    pub session_id: Option<String>,
+    /// The directory that decides the project.
+    pub project_dir: Option<PathBuf>,
+    /// How a session started (`startup`, `resume`, `compact`, ...).
+    pub source: Option<String>,
+    pub prompt: Option<String>,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<Value>,
+    pub tool_response: Option<Value>,
+    pub error: Option<String>,
+    /// The model's final answer for the turn.
+    pub final_answer: Option<String>,
+    /// Why a session ended or a turn stopped.
+    pub reason: Option<String>,
+    /// The whole payload, for notes about other events and for plugins.
+    pub payload: Value,
+}

@@ -1,0 +1,79 @@
+//! Text helpers shared by capture and summaries.
+
+/// The mark left where text was cut.
+pub const CUT: char = '…';
+
+/// Cuts `text` to at most `max_chars` characters, never inside a UTF-8
+/// character, ending with `…` when anything was cut.
+pub fn clip(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text.to_owned(),
+        Some(_) if max_chars == 0 => String::new(),
+        Some(_) => {
+            let keep = text.char_indices().nth(max_chars - 1).map_or(text.len(), |(i, _)| i);
+            let mut out = String::with_capacity(keep + CUT.len_utf8());
+            out.push_str(&text[..keep]);
+            out.push(CUT);
+            out
+        }
+    }
+}
+
+/// Serializes `value` as compact JSON, stopping early once the text is
+/// longer than `max_chars` (so a 50 MB tool response is never copied whole),
+/// then clips it.
+pub fn clip_json(value: &serde_json::Value, max_chars: usize) -> String {
+    if let serde_json::Value::String(s) = value {
+        return clip(s, max_chars);
+    }
+    let mut writer = Capped { buf: Vec::new(), cap: max_chars.saturating_mul(4).saturating_add(8) };
+    // An error here only means the cap was reached.
+    let _ = serde_json::to_writer(&mut writer, value);
+    clip(&String::from_utf8_lossy(&writer.buf), max_chars)
+}
+
+/// A writer that takes bytes up to a cap, then refuses.
+struct Capped {
+    buf: Vec<u8>,
+    cap: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let room = self.cap.saturating_sub(self.buf.len());
+        if room == 0 {
+            return Err(std::io::Error::other("cap reached"));
+        }
+        let take = room.min(data.len());
+        self.buf.extend_from_slice(&data[..take]);
+        Ok(take)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clips_by_characters_and_marks_the_cut() {
+        assert_eq!(clip("hello", 10), "hello");
+        assert_eq!(clip("hello", 5), "hello");
+        assert_eq!(clip("hello world", 5), "hell…");
+        assert_eq!(clip("数据缓存很重要", 4), "数据缓…");
+        assert_eq!(clip("🙂🙂🙂", 2), "🙂…");
+        assert_eq!(clip("abc", 0), "");
+    }
+
+    #[test]
+    fn clips_huge_json_without_serializing_it_all() {
+        let value = serde_json::json!({"stdout": "x".repeat(1_000_000)});
+        let clipped = clip_json(&value, 100);
+        assert_eq!(clipped.chars().count(), 100);
+        assert!(clipped.starts_with("{\"stdout\":\"xxx"));
+        assert!(clipped.ends_with('…'));
+    }
+}
