@@ -26,6 +26,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Demo(cli::demo::Cmd),
     Hook(cli::hook::Cmd),
     Search(cli::search::Cmd),
     Timeline(cli::timeline::Cmd),
@@ -59,6 +60,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Hook(cmd) => return cmd.run(&env),
+        Command::Demo(cmd) => cmd.run(&env),
         Command::Search(cmd) => cmd.run(&env),
         Command::Timeline(cmd) => cmd.run(&env),
         Command::Sessions(cmd) => cmd.run(&env),

@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand, each with a clap `Cmd` and a
 //! `run`. All real work is in the library.
 
+pub mod demo;
 pub mod export;
 pub mod hook;
 pub mod import;

@@ -49,8 +49,8 @@ pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
     let asked = distinct(of_kind(&["user"]).iter().map(|o| one_line(&o.content)));
     let concluded = distinct(of_kind(&["response", "decision"]).iter().map(|o| one_line(&o.content)));
     let tool_rows = of_kind(&["tool"]);
-    let actions = distinct(tool_rows.iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("tool"), one_line(&o.content))));
-    let errors = distinct(of_kind(&["error"]).iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("error"), one_line(&o.content))));
+    let actions = distinct(tool_rows.iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("tool"), action(&o.content))));
+    let errors = distinct(of_kind(&["error"]).iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("error"), failure(&o.content))));
 
     let labels = if mostly_chinese(&asked) { &CHINESE } else { &ENGLISH };
     let tool_counts = tool_tally(&tool_rows);
@@ -107,6 +107,25 @@ pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
 fn one_line(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What a tool was asked to do, from its recorded input: the command, file,
+/// pattern or address when the input names one, else its first line.
+fn action(content: &str) -> String {
+    let input = content.lines().next().unwrap_or_default();
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::from_str::<serde_json::Value>(input) {
+        for key in ["command", "file_path", "path", "pattern", "url", "query", "description"] {
+            if let Some(serde_json::Value::String(value)) = fields.get(key) {
+                return one_line(value);
+            }
+        }
+    }
+    one_line(input)
+}
+
+/// What went wrong, from an error observation: the text after its `✗` mark.
+fn failure(content: &str) -> String {
+    content.split_once("\n✗ ").map_or_else(|| one_line(content), |(_, error)| one_line(error))
 }
 
 /// Keeps the first of each distinct item, in order.
@@ -170,8 +189,8 @@ mod tests {
             obs("user", None, "Fix the database is locked error in the importer"),
             obs("tool", Some("Bash"), "cargo test\n→ 1 failed"),
             obs("tool", Some("Bash"), "cargo test\n→ 1 failed"),
-            obs("error", Some("Bash"), "Exit code 101"),
-            obs("tool", Some("Edit"), "src/store/mod.rs"),
+            obs("error", Some("Bash"), "cargo test\n✗ Exit code 101"),
+            obs("tool", Some("Edit"), "{\"file_path\":\"src/store/mod.rs\",\"old_string\":\"a\"}\n→ ok"),
             obs("response", None, "Fixed: the importer now uses BEGIN IMMEDIATE and a busy timeout."),
         ];
         let s = summarize(&rows).unwrap();
@@ -179,8 +198,9 @@ mod tests {
         assert!(s.brief.contains("Concluded: Fixed: the importer now uses BEGIN IMMEDIATE"), "{}", s.brief);
         assert!(s.brief.contains("Tools: Bash ×2, Edit ×1"), "{}", s.brief);
         assert!(s.brief.contains("Errors (1): Bash: Exit code 101"), "{}", s.brief);
-        // The repeated tool action appears once.
+        // The repeated tool action appears once; an edit shows its file.
         assert_eq!(s.detailed.matches("Bash: cargo test").count(), 1, "{}", s.detailed);
+        assert!(s.detailed.contains("- Edit: src/store/mod.rs\n"), "{}", s.detailed);
     }
 
     #[test]

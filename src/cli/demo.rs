@@ -1,0 +1,143 @@
+//! `trae-mem demo`: the first thing a new user runs.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Env;
+use super::output::{self, Style, paint};
+
+/// Real Claude Code payloads, then two longer sessions in the same format.
+const RECORDED: &str = include_str!("../../examples/demo/recorded.jsonl");
+const INVENTORY_API: &str = include_str!("../../examples/demo/inventory-api.jsonl");
+
+/// Replay recorded coding sessions through the real hook path into a fresh
+/// home, then show what trae-mem remembers: sessions, a search in English
+/// and in Chinese, a timeline, the summaries, and the context the next
+/// session starts with. Uses a new temporary home unless --home is given.
+#[derive(Debug, Args)]
+pub struct Cmd {}
+
+#[derive(Deserialize)]
+struct Line {
+    event: String,
+    payload: Value,
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let home = match &env.home {
+            Some(home) => home.clone(),
+            None => fresh_home()?,
+        };
+        let exe = std::env::current_exe().context("cannot find the trae-mem binary")?;
+        let c = output::colour();
+        let lines: Vec<Line> = RECORDED
+            .lines()
+            .chain(INVENTORY_API.lines())
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()
+            .context("the demo data is corrupt")?;
+
+        heading(&format!("Replaying {} hook events into {}", lines.len(), home.display()), c);
+        for line in &lines {
+            let payload = serde_json::to_vec(&line.payload)?;
+            let run = trae_mem(&exe, &home, &["hook", "--event", &line.event], Some(&payload))?;
+            if !run.status.success() {
+                bail!("the hook failed on {}: {}", line.event, String::from_utf8_lossy(&run.stderr));
+            }
+        }
+        println!("{}", paint("each event ran `trae-mem hook` as Claude Code runs it: JSON on stdin, one process", Style::Dim, c));
+
+        show(&exe, &home, &["sessions"], c)?;
+        show(&exe, &home, &["search", "database locked"], c)?;
+        show(&exe, &home, &["search", "缓存"], c)?;
+        let first_hit = first_hit_id(&exe, &home, "database is locked")?;
+        show(&exe, &home, &["timeline", &first_hit, "--window", "5"], c)?;
+        let session = first_session_with(&exe, &home, "inventory-api")?;
+        show(&exe, &home, &["show", &session[..8]], c)?;
+
+        heading("What the next session in this project is told at SessionStart", c);
+        let next = serde_json::json!({
+            "session_id": "demo-next-session", "cwd": "/home/dev/src/inventory-api",
+            "hook_event_name": "SessionStart", "source": "startup"
+        });
+        let run = trae_mem(&exe, &home, &["hook"], Some(&serde_json::to_vec(&next)?))?;
+        let out: Value = serde_json::from_slice(&run.stdout).context("SessionStart printed no JSON")?;
+        println!("{}", out["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default());
+
+        heading("Explore it yourself", c);
+        println!("  trae-mem --home {} search \"busy timeout\"", home.display());
+        println!("  trae-mem --home {} sessions", home.display());
+        Ok(())
+    }
+}
+
+fn heading(text: &str, colour: bool) {
+    println!("\n{}", paint(&format!("== {text}"), Style::Bold, colour));
+}
+
+/// Runs one command, printing it and its output as a user would see them.
+fn show(exe: &Path, home: &Path, args: &[&str], colour: bool) -> Result<()> {
+    heading(&format!("trae-mem {}", args.iter().map(|a| if a.contains(' ') { format!("\"{a}\"") } else { a.to_string() }).collect::<Vec<_>>().join(" ")), colour);
+    let run = trae_mem(exe, home, args, None)?;
+    std::io::stdout().write_all(&run.stdout)?;
+    if !run.status.success() {
+        bail!("`trae-mem {}` failed: {}", args.join(" "), String::from_utf8_lossy(&run.stderr));
+    }
+    Ok(())
+}
+
+fn first_hit_id(exe: &Path, home: &Path, query: &str) -> Result<String> {
+    let run = trae_mem(exe, home, &["search", query, "--json"], None)?;
+    let found: Value = serde_json::from_slice(&run.stdout)?;
+    found["hits"][0]["id"].as_i64().map(|id| id.to_string()).context("the demo search found nothing")
+}
+
+fn first_session_with(exe: &Path, home: &Path, project_part: &str) -> Result<String> {
+    let run = trae_mem(exe, home, &["sessions", "--json"], None)?;
+    let sessions: Vec<Value> = serde_json::from_slice(&run.stdout)?;
+    sessions
+        .iter()
+        .rev()
+        .find(|s| s["project"].as_str().is_some_and(|p| p.contains(project_part)))
+        .and_then(|s| s["id"].as_str().map(str::to_owned))
+        .context("the demo recorded no session")
+}
+
+/// Runs the trae-mem binary against `home`, as a client would.
+fn trae_mem(exe: &Path, home: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<std::process::Output> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("--home")
+        .arg(home)
+        .args(args)
+        // The demo's sessions belong to their recorded project, not to
+        // whatever project the user runs the demo from.
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("TRAE_MEM_INDEX")
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if output::colour() {
+        cmd.env("CLICOLOR_FORCE", "1");
+    }
+    let mut child = cmd.spawn().with_context(|| format!("cannot run {}", exe.display()))?;
+    if let Some(input) = stdin {
+        child.stdin.take().expect("piped").write_all(input)?;
+    }
+    Ok(child.wait_with_output()?)
+}
+
+fn fresh_home() -> Result<PathBuf> {
+    let home = std::env::temp_dir().join(format!("trae-mem-demo-{}", std::process::id()));
+    if home.exists() {
+        std::fs::remove_dir_all(&home)?;
+    }
+    std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
+    Ok(home)
+}
