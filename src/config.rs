@@ -225,7 +225,11 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
 /// default name: what a hook falls back on when the config cannot be read,
 /// so that the event is still stored.
 pub fn defaults(home_override: Option<&Path>) -> Result<Loaded> {
-    Ok(Loaded { config: Config::default(), home: resolve_home(home_override, None)?, files: Vec::new() })
+    Ok(Loaded {
+        config: Config::default(),
+        home: resolve_home(home_override, None)?,
+        files: Vec::new(),
+    })
 }
 
 /// The one place the home directory is decided: `--home` or `TRAE_MEM_HOME`,

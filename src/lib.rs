@@ -4,13 +4,13 @@
 //! exit codes; everything it does lives in this library, which the tests,
 //! benchmarks and MCP server share.
 
+pub mod adapters;
 pub mod config;
+pub mod event;
+pub mod hooks;
+pub mod privacy;
 pub mod project;
 pub mod store;
-pub mod timefmt;
-pub mod privacy;
-pub mod text;
-pub mod adapters;
-pub mod event;
 pub mod summarize;
-pub mod hooks;
+pub mod text;
+pub mod timefmt;

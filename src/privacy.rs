@@ -29,8 +29,18 @@ struct Pattern {
 }
 
 const PATTERNS: &[Pattern] = &[
-    Pattern { hint: "akia", regex: r"\bAKIA[0-9A-Z]{16}\b", keep: "", sample: "AKIAIOSFODNN7EXAMPLE" },
-    Pattern { hint: "asia", regex: r"\bASIA[0-9A-Z]{16}\b", keep: "", sample: "ASIAIOSFODNN7EXAMPLE" },
+    Pattern {
+        hint: "akia",
+        regex: r"\bAKIA[0-9A-Z]{16}\b",
+        keep: "",
+        sample: "AKIAIOSFODNN7EXAMPLE",
+    },
+    Pattern {
+        hint: "asia",
+        regex: r"\bASIA[0-9A-Z]{16}\b",
+        keep: "",
+        sample: "ASIAIOSFODNN7EXAMPLE",
+    },
     Pattern {
         hint: "gh",
         regex: r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
@@ -43,7 +53,12 @@ const PATTERNS: &[Pattern] = &[
         keep: "",
         sample: "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
     },
-    Pattern { hint: "xox", regex: r"\bxox[abposr]-[A-Za-z0-9-]{10,}", keep: "", sample: "xoxb-123456789012-abcdefghijkl" },
+    Pattern {
+        hint: "xox",
+        regex: r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        keep: "",
+        sample: "xoxb-123456789012-abcdefghijkl",
+    },
     Pattern {
         hint: "hooks.slack.com",
         regex: r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+",
@@ -84,7 +99,11 @@ impl Privacy {
     pub fn new(redact: bool, extra: &[String]) -> Result<Self> {
         let extra = extra
             .iter()
-            .map(|p| Regex::new(p).with_context(|| format!("[privacy] secret_patterns: {p:?} is not a valid regular expression")))
+            .map(|p| {
+                Regex::new(p).with_context(|| {
+                    format!("[privacy] secret_patterns: {p:?} is not a valid regular expression")
+                })
+            })
             .collect::<Result<_>>()?;
         Ok(Self { redact, extra })
     }
@@ -98,8 +117,12 @@ impl Privacy {
                 *s = clean;
                 private
             }
-            Value::Array(items) => items.iter_mut().fold(false, |any, v| self.scrub_value(v) | any),
-            Value::Object(map) => map.values_mut().fold(false, |any, v| self.scrub_value(v) | any),
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |any, v| self.scrub_value(v) | any),
+            Value::Object(map) => map
+                .values_mut()
+                .fold(false, |any, v| self.scrub_value(v) | any),
             _ => false,
         }
     }
@@ -162,27 +185,42 @@ struct Hints {
 fn hints() -> &'static Hints {
     static HINTS: OnceLock<Hints> = OnceLock::new();
     HINTS.get_or_init(|| {
-        let words: Vec<&'static str> =
-            PATTERNS.iter().map(|p| p.hint).filter(|h| !h.is_empty()).chain(ASSIGNMENT_HINTS.iter().copied()).collect();
-        let matcher = AhoCorasick::builder().ascii_case_insensitive(true).build(&words).expect("literal hints build");
+        let words: Vec<&'static str> = PATTERNS
+            .iter()
+            .map(|p| p.hint)
+            .filter(|h| !h.is_empty())
+            .chain(ASSIGNMENT_HINTS.iter().copied())
+            .collect();
+        let matcher = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .expect("literal hints build");
         Hints { matcher, words }
     })
 }
 
 fn redact_builtin(text: &str) -> String {
     let hints = hints();
-    let found: Vec<&str> = hints.matcher.find_overlapping_iter(text).map(|m| hints.words[m.pattern().as_usize()]).collect();
+    let found: Vec<&str> = hints
+        .matcher
+        .find_overlapping_iter(text)
+        .map(|m| hints.words[m.pattern().as_usize()])
+        .collect();
     if found.is_empty() {
         return text.to_owned();
     }
     let mut out = text.to_owned();
     for (i, pattern) in PATTERNS.iter().enumerate() {
-        let relevant =
-            if pattern.hint.is_empty() { found.iter().any(|f| ASSIGNMENT_HINTS.contains(f)) } else { found.contains(&pattern.hint) };
+        let relevant = if pattern.hint.is_empty() {
+            found.iter().any(|f| ASSIGNMENT_HINTS.contains(f))
+        } else {
+            found.contains(&pattern.hint)
+        };
         if !relevant {
             continue;
         }
-        let regex = compiled()[i].get_or_init(|| Regex::new(pattern.regex).expect("built-in pattern compiles"));
+        let regex = compiled()[i]
+            .get_or_init(|| Regex::new(pattern.regex).expect("built-in pattern compiles"));
         let replacement = format!("{}{REDACTED}", pattern.keep);
         if let std::borrow::Cow::Owned(replaced) = regex.replace_all(&out, replacement.as_str()) {
             out = replaced;
@@ -203,34 +241,67 @@ mod tests {
     fn every_pattern_redacts_its_sample_bare_and_embedded() {
         for pattern in PATTERNS {
             let (bare, _) = privacy().scrub(pattern.sample);
-            assert!(bare.contains(REDACTED), "{} not redacted: {bare}", pattern.regex);
+            assert!(
+                bare.contains(REDACTED),
+                "{} not redacted: {bare}",
+                pattern.regex
+            );
             let embedded = format!("before {} after", pattern.sample);
             let (out, _) = privacy().scrub(&embedded);
-            assert!(out.starts_with("before ") && out.ends_with(" after"), "{out}");
+            assert!(
+                out.starts_with("before ") && out.ends_with(" after"),
+                "{out}"
+            );
             assert!(out.contains(REDACTED), "{out}");
         }
     }
 
     #[test]
     fn keeps_the_name_of_what_was_redacted() {
-        assert_eq!(privacy().scrub("export PASSWORD=hunter22 now").0, "export PASSWORD=[REDACTED] now");
-        assert_eq!(privacy().scrub(r#"{"api_key": "abcdef123"}"#).0, r#"{"api_key": "[REDACTED]"}"#);
-        assert_eq!(privacy().scrub("Authorization: Bearer abcdefgh12345").0, "Authorization: Bearer [REDACTED]");
+        assert_eq!(
+            privacy().scrub("export PASSWORD=hunter22 now").0,
+            "export PASSWORD=[REDACTED] now"
+        );
+        assert_eq!(
+            privacy().scrub(r#"{"api_key": "abcdef123"}"#).0,
+            r#"{"api_key": "[REDACTED]"}"#
+        );
+        assert_eq!(
+            privacy().scrub("Authorization: Bearer abcdefgh12345").0,
+            "Authorization: Bearer [REDACTED]"
+        );
     }
 
     #[test]
     fn leaves_ordinary_text_alone() {
-        for text in ["the tokenizer is trigram", "monkey business", "数据缓存", "password reset flow works"] {
+        for text in [
+            "the tokenizer is trigram",
+            "monkey business",
+            "数据缓存",
+            "password reset flow works",
+        ] {
             assert_eq!(privacy().scrub(text).0, text);
         }
     }
 
     #[test]
     fn strips_private_spans() {
-        assert_eq!(privacy().scrub("a <private>secret</private> b"), ("a  b".to_owned(), false));
-        assert_eq!(privacy().scrub("a <PRIVATE>x\ny</Private>b"), ("a b".to_owned(), false));
-        assert_eq!(privacy().scrub("keep <private>unclosed tail"), ("keep ".to_owned(), false));
-        assert_eq!(privacy().scrub("<private>all of it</private>"), ("[PRIVATE]".to_owned(), true));
+        assert_eq!(
+            privacy().scrub("a <private>secret</private> b"),
+            ("a  b".to_owned(), false)
+        );
+        assert_eq!(
+            privacy().scrub("a <PRIVATE>x\ny</Private>b"),
+            ("a b".to_owned(), false)
+        );
+        assert_eq!(
+            privacy().scrub("keep <private>unclosed tail"),
+            ("keep ".to_owned(), false)
+        );
+        assert_eq!(
+            privacy().scrub("<private>all of it</private>"),
+            ("[PRIVATE]".to_owned(), true)
+        );
     }
 
     #[test]
@@ -245,6 +316,9 @@ mod tests {
     fn scrubs_nested_json_strings() {
         let mut v = serde_json::json!({"a": ["<private>x</private>", {"b": "token=abcdef"}]});
         assert!(privacy().scrub_value(&mut v));
-        assert_eq!(v, serde_json::json!({"a": ["[PRIVATE]", {"b": "token=[REDACTED]"}]}));
+        assert_eq!(
+            v,
+            serde_json::json!({"a": ["[PRIVATE]", {"b": "token=[REDACTED]"}]})
+        );
     }
 }

@@ -2,4 +2,5 @@
 
 mod util;
 
+mod hook;
 mod store_cli;

@@ -34,7 +34,8 @@ impl Adapter for ClaudeCode {
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {
-        let wire: Wire = serde_json::from_value(payload.clone()).context("the payload's fields have unexpected types")?;
+        let wire: Wire = serde_json::from_value(payload.clone())
+            .context("the payload's fields have unexpected types")?;
         let name = event
             .map(str::to_owned)
             .or(wire.hook_event_name)

@@ -53,11 +53,19 @@ impl Cmd {
             }
         };
         let privacy = hooks::privacy(&loaded).unwrap_or_else(|err| {
-            problems.push(format!("{err:#} (redacting with the built-in patterns only)"));
+            problems.push(format!(
+                "{err:#} (redacting with the built-in patterns only)"
+            ));
             Privacy::new(true, &[]).expect("no user patterns")
         });
 
-        let call = Call { loaded: &loaded, client: &self.client, event: self.event.as_deref(), stdin: &stdin, started };
+        let call = Call {
+            loaded: &loaded,
+            client: &self.client,
+            event: self.event.as_deref(),
+            stdin: &stdin,
+            started,
+        };
         let (entry, adapter) = match hooks::accept(&call, &privacy) {
             Ok(accepted) => accepted,
             Err(failure) => {
@@ -80,7 +88,11 @@ impl Cmd {
                     eprintln!("trae-mem: {problem}");
                 }
                 // Exit 1 for a broken config so the user hears of it; the event is stored.
-                if problems.iter().any(|p| !p.starts_with("warning:")) { ExitCode::from(adapter.failure_exit_code()) } else { ExitCode::SUCCESS }
+                if problems.iter().any(|p| !p.starts_with("warning:")) {
+                    ExitCode::from(adapter.failure_exit_code())
+                } else {
+                    ExitCode::SUCCESS
+                }
             }
             Err(failure) => {
                 eprintln!("trae-mem: {}", failure.message);
@@ -99,10 +111,18 @@ fn watchdog(deadline: Instant, spool: Spool, entry: SpoolEntry) -> Arc<AtomicBoo
     std::thread::spawn(move || {
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         if !flag.load(Ordering::SeqCst) {
-            let entry = SpoolEntry { reason: "the hook's deadline passed".to_owned(), ..entry };
+            let entry = SpoolEntry {
+                reason: "the hook's deadline passed".to_owned(),
+                ..entry
+            };
             match spool.append(&entry) {
-                Ok(path) => eprintln!("trae-mem: warning: deadline passed; the event is spooled to {}", path.display()),
-                Err(err) => eprintln!("trae-mem: deadline passed and the event could not be spooled: {err:#}"),
+                Ok(path) => eprintln!(
+                    "trae-mem: warning: deadline passed; the event is spooled to {}",
+                    path.display()
+                ),
+                Err(err) => eprintln!(
+                    "trae-mem: deadline passed and the event could not be spooled: {err:#}"
+                ),
             }
             std::process::exit(0);
         }

@@ -10,7 +10,8 @@ use unicode_width::UnicodeWidthStr;
 /// Whether stdout gets colour: a terminal (or `CLICOLOR_FORCE`), and `NO_COLOR` unset.
 pub fn colour() -> bool {
     std::env::var_os("NO_COLOR").is_none()
-        && (std::io::stdout().is_terminal() || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
+        && (std::io::stdout().is_terminal()
+            || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
 }
 
 /// A text style for one span.

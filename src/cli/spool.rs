@@ -45,25 +45,48 @@ impl Cmd {
         let spool = Spool::new(&loaded.home);
         match self.action {
             Action::List { json } => {
-                let listing = Listing { pending: spool.pending()?, dead_letters: spool.dead_letters()? };
+                let listing = Listing {
+                    pending: spool.pending()?,
+                    dead_letters: spool.dead_letters()?,
+                };
                 if json {
                     return output::json(&listing);
                 }
                 let c = output::colour();
-                println!("{} ({})", paint("pending events", Style::Bold, c), listing.pending.len());
+                println!(
+                    "{} ({})",
+                    paint("pending events", Style::Bold, c),
+                    listing.pending.len()
+                );
                 for e in &listing.pending {
-                    println!("  {}  {:<18} {}  {}", timefmt::local_clock(e.received_at), e.event, e.client, paint(&e.reason, Style::Dim, c));
+                    println!(
+                        "  {}  {:<18} {}  {}",
+                        timefmt::local_clock(e.received_at),
+                        e.event,
+                        e.client,
+                        paint(&e.reason, Style::Dim, c)
+                    );
                 }
-                println!("{} ({})", paint("dead letters", Style::Bold, c), listing.dead_letters.len());
+                println!(
+                    "{} ({})",
+                    paint("dead letters", Style::Bold, c),
+                    listing.dead_letters.len()
+                );
                 for d in &listing.dead_letters {
-                    println!("  {}  {} bytes  {}", timefmt::local_clock(d.received_at), d.bytes, paint(&d.error, Style::Yellow, c));
+                    println!(
+                        "  {}  {} bytes  {}",
+                        timefmt::local_clock(d.received_at),
+                        d.bytes,
+                        paint(&d.error, Style::Yellow, c)
+                    );
                     println!("    {}", d.payload_file.display());
                 }
                 Ok(())
             }
             Action::Replay { json } => {
                 let mut report = hooks::replay(&loaded, &spool, None)?;
-                report.revived = hooks::revive_dead_letters(&loaded, &spool, &hooks::privacy(&loaded)?)?;
+                report.revived =
+                    hooks::revive_dead_letters(&loaded, &spool, &hooks::privacy(&loaded)?)?;
                 if json {
                     return output::json(&report);
                 }

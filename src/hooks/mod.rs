@@ -52,28 +52,41 @@ pub struct Call<'a> {
 
 /// Reads and scrubs a payload, producing the spool entry that stands for
 /// it from now on. Unreadable input becomes a dead letter and a failure.
-pub fn accept(call: &Call<'_>, privacy: &Privacy) -> Result<(SpoolEntry, Box<dyn Adapter>), Failure> {
+pub fn accept(
+    call: &Call<'_>,
+    privacy: &Privacy,
+) -> Result<(SpoolEntry, Box<dyn Adapter>), Failure> {
     read_payload(call, privacy).map_err(|error| {
-        match Spool::new(&call.loaded.home).dead_letter(call.stdin, call.client, call.event, &error) {
-            Ok(path) => Failure { message: format!("{error}; the payload is kept in {}", path.display()) },
-            Err(keep_err) => Failure { message: format!("{error}; and it could not be kept: {keep_err:#}") },
+        match Spool::new(&call.loaded.home).dead_letter(call.stdin, call.client, call.event, &error)
+        {
+            Ok(path) => Failure {
+                message: format!("{error}; the payload is kept in {}", path.display()),
+            },
+            Err(keep_err) => Failure {
+                message: format!("{error}; and it could not be kept: {keep_err:#}"),
+            },
         }
     })
 }
 
 /// Parses, scrubs and normalizes a payload; the error says what is wrong with it.
-fn read_payload(call: &Call<'_>, privacy: &Privacy) -> Result<(SpoolEntry, Box<dyn Adapter>), String> {
+fn read_payload(
+    call: &Call<'_>,
+    privacy: &Privacy,
+) -> Result<(SpoolEntry, Box<dyn Adapter>), String> {
     let adapter = adapters::for_client(call.client).map_err(|e| format!("{e:#}"))?;
     if call.stdin.iter().all(u8::is_ascii_whitespace) {
         return Err("the hook payload on stdin is empty; expected the event's JSON".to_owned());
     }
-    let mut payload: Value =
-        serde_json::from_slice(call.stdin).map_err(|e| format!("the hook payload is not valid JSON ({e})"))?;
+    let mut payload: Value = serde_json::from_slice(call.stdin)
+        .map_err(|e| format!("the hook payload is not valid JSON ({e})"))?;
     if !payload.is_object() {
         return Err("the hook payload is JSON but not an object".to_owned());
     }
     privacy.scrub_value(&mut payload);
-    let event = adapter.parse(call.event, payload.clone()).map_err(|e| format!("{e:#}"))?;
+    let event = adapter
+        .parse(call.event, payload.clone())
+        .map_err(|e| format!("{e:#}"))?;
     let entry = SpoolEntry {
         client: adapter.name().to_owned(),
         event: event.kind.name().to_owned(),
@@ -86,11 +99,19 @@ fn read_payload(call: &Call<'_>, privacy: &Privacy) -> Result<(SpoolEntry, Box<d
 
 /// Stores an accepted event, or spools it; then replays the spool if the
 /// store is healthy. Never loses the event: the error case has spooled it.
-pub fn deliver(call: &Call<'_>, entry: SpoolEntry, adapter: &dyn Adapter) -> Result<Outcome, Failure> {
+pub fn deliver(
+    call: &Call<'_>,
+    entry: SpoolEntry,
+    adapter: &dyn Adapter,
+) -> Result<Outcome, Failure> {
     let loaded = call.loaded;
     let spool = Spool::new(&loaded.home);
     let deadline = call.started + Duration::from_millis(loaded.config.hook.deadline_ms);
-    let event = adapter.parse(Some(&entry.event), entry.payload.clone()).map_err(|e| Failure { message: format!("{e:#}") })?;
+    let event = adapter
+        .parse(Some(&entry.event), entry.payload.clone())
+        .map_err(|e| Failure {
+            message: format!("{e:#}"),
+        })?;
     if !records(loaded, &event.kind) {
         return Ok(Outcome::default());
     }
@@ -98,7 +119,8 @@ pub fn deliver(call: &Call<'_>, entry: SpoolEntry, adapter: &dyn Adapter) -> Res
         Ok((store, project)) => {
             let mut outcome = Outcome::default();
             if event.kind == EventKind::SessionStart && loaded.config.context.inject {
-                let context = context::build(&store, &project, &loaded.config.context).unwrap_or(None);
+                let context =
+                    context::build(&store, &project, &loaded.config.context).unwrap_or(None);
                 outcome.stdout = context.and_then(|c| adapter.context_output(&event, &c));
             }
             if spool.has_pending() {
@@ -109,14 +131,22 @@ pub fn deliver(call: &Call<'_>, entry: SpoolEntry, adapter: &dyn Adapter) -> Res
             Ok(outcome)
         }
         Err(err) => {
-            let entry = SpoolEntry { reason: format!("{err:#}"), ..entry };
+            let entry = SpoolEntry {
+                reason: format!("{err:#}"),
+                ..entry
+            };
             match spool.append(&entry) {
                 Ok(path) => Ok(Outcome {
                     stdout: None,
-                    warning: Some(format!("stored later: {err:#} (spooled to {})", path.display())),
+                    warning: Some(format!(
+                        "stored later: {err:#} (spooled to {})",
+                        path.display()
+                    )),
                 }),
                 Err(spool_err) => Err(Failure {
-                    message: format!("cannot store the event ({err:#}) nor spool it ({spool_err:#})"),
+                    message: format!(
+                        "cannot store the event ({err:#}) nor spool it ({spool_err:#})"
+                    ),
                 }),
             }
         }
@@ -126,20 +156,35 @@ pub fn deliver(call: &Call<'_>, entry: SpoolEntry, adapter: &dyn Adapter) -> Res
 /// Whether the config records this event. Session start and end always
 /// run: they carry identity, context and summaries.
 fn records(loaded: &Loaded, kind: &EventKind) -> bool {
-    matches!(kind, EventKind::SessionStart | EventKind::SessionEnd) || loaded.config.capture.records(kind.name())
+    matches!(kind, EventKind::SessionStart | EventKind::SessionEnd)
+        || loaded.config.capture.records(kind.name())
 }
 
 /// The project an event belongs to.
 pub fn project_of(event: &Event) -> String {
-    let dir = event.project_dir.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("."));
+    let dir = event
+        .project_dir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
     crate::project::identify(&dir)
 }
 
 /// Opens the store and records the event in one transaction, giving up on
 /// a locked database in time to spool before `deadline`.
-fn store_event(loaded: &Loaded, event: &Event, at: i64, deadline: Instant) -> Result<(Store, String)> {
-    let wait = deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE);
-    let options = OpenOptions { busy_timeout: wait, index: loaded.config.search.index_mode()? };
+fn store_event(
+    loaded: &Loaded,
+    event: &Event,
+    at: i64,
+    deadline: Instant,
+) -> Result<(Store, String)> {
+    let wait = deadline
+        .saturating_duration_since(Instant::now())
+        .saturating_sub(EXIT_RESERVE);
+    let options = OpenOptions {
+        busy_timeout: wait,
+        index: loaded.config.search.index_mode()?,
+    };
     let mut store = Store::open(&loaded.home.join(DB_FILE), &options)?;
     let project = project_of(event);
     store.write(|w| record::record(w, event, &project, at, &loaded.config.capture))?;
@@ -173,7 +218,10 @@ pub fn replay(loaded: &Loaded, spool: &Spool, deadline: Option<Instant>) -> Resu
             match replay_one(loaded, &entry, deadline) {
                 Ok(()) => report.stored += 1,
                 Err(err) => {
-                    spool.append(&SpoolEntry { reason: format!("{err:#}"), ..entry })?;
+                    spool.append(&SpoolEntry {
+                        reason: format!("{err:#}"),
+                        ..entry
+                    })?;
                     report.remaining += 1;
                     failed = Some(err);
                 }
@@ -181,9 +229,11 @@ pub fn replay(loaded: &Loaded, spool: &Spool, deadline: Option<Instant>) -> Resu
         }
         if !torn.is_empty() {
             let kept = claimed.with_extension("torn");
-            std::fs::write(&kept, torn.join("\n") + "\n").with_context(|| format!("cannot keep {}", kept.display()))?;
+            std::fs::write(&kept, torn.join("\n") + "\n")
+                .with_context(|| format!("cannot keep {}", kept.display()))?;
         }
-        std::fs::remove_file(&claimed).with_context(|| format!("cannot remove {}", claimed.display()))?;
+        std::fs::remove_file(&claimed)
+            .with_context(|| format!("cannot remove {}", claimed.display()))?;
     }
     Ok(report)
 }
@@ -200,10 +250,23 @@ fn replay_one(loaded: &Loaded, entry: &SpoolEntry, deadline: Option<Instant>) ->
 pub fn revive_dead_letters(loaded: &Loaded, spool: &Spool, privacy: &Privacy) -> Result<usize> {
     let mut revived = 0;
     for letter in spool.dead_letters()? {
-        let Ok(bytes) = std::fs::read(&letter.payload_file) else { continue };
-        let call = Call { loaded, client: &letter.client, event: letter.event.as_deref(), stdin: &bytes, started: Instant::now() };
-        let Ok((entry, adapter)) = read_payload(&call, privacy) else { continue };
-        let entry = SpoolEntry { received_at: letter.received_at, ..entry };
+        let Ok(bytes) = std::fs::read(&letter.payload_file) else {
+            continue;
+        };
+        let call = Call {
+            loaded,
+            client: &letter.client,
+            event: letter.event.as_deref(),
+            stdin: &bytes,
+            started: Instant::now(),
+        };
+        let Ok((entry, adapter)) = read_payload(&call, privacy) else {
+            continue;
+        };
+        let entry = SpoolEntry {
+            received_at: letter.received_at,
+            ..entry
+        };
         if deliver(&call, entry, adapter.as_ref()).is_ok() {
             spool.remove_dead_letter(&letter)?;
             revived += 1;
@@ -214,5 +277,8 @@ pub fn revive_dead_letters(loaded: &Loaded, spool: &Spool, privacy: &Privacy) ->
 
 /// Builds the privacy filter from the config.
 pub fn privacy(loaded: &Loaded) -> Result<Privacy> {
-    Privacy::new(loaded.config.privacy.redact_secrets, &loaded.config.privacy.secret_patterns)
+    Privacy::new(
+        loaded.config.privacy.redact_secrets,
+        &loaded.config.privacy.secret_patterns,
+    )
 }

@@ -11,8 +11,16 @@ use crate::text::{clip, clip_json};
 
 /// Payload fields every Claude Code event carries; a note about an
 /// unfamiliar event shows the others.
-const COMMON_FIELDS: &[&str] =
-    &["session_id", "transcript_path", "cwd", "hook_event_name", "permission_mode", "prompt_id", "effort", "agent_transcript_path"];
+const COMMON_FIELDS: &[&str] = &[
+    "session_id",
+    "transcript_path",
+    "cwd",
+    "hook_event_name",
+    "permission_mode",
+    "prompt_id",
+    "effort",
+    "agent_transcript_path",
+];
 
 /// The most characters of a note about an unfamiliar event.
 const OTHER_EVENT_CHARS: usize = 600;
@@ -29,16 +37,32 @@ struct Draft {
 impl Draft {
     fn new(kind: &'static str, tool: Option<&str>, content: String) -> Self {
         let private = content == PRIVATE_PLACEHOLDER;
-        Self { kind, tool: tool.map(str::to_owned), content, private, tags: Vec::new() }
+        Self {
+            kind,
+            tool: tool.map(str::to_owned),
+            content,
+            private,
+            tags: Vec::new(),
+        }
     }
 }
 
 /// Records `event` in one transaction: finds or creates its session, writes
 /// its observations, and on SessionEnd ends and summarizes the session.
 /// Returns the local session id.
-pub fn record(writer: &Writer<'_>, event: &Event, project: &str, at: i64, capture: &Capture) -> Result<String> {
+pub fn record(
+    writer: &Writer<'_>,
+    event: &Event,
+    project: &str,
+    at: i64,
+    capture: &Capture,
+) -> Result<String> {
     let external_id = event.session_id.as_deref().unwrap_or("unknown");
-    let key = SessionKey { client: &event.client, project, external_id };
+    let key = SessionKey {
+        client: &event.client,
+        project,
+        external_id,
+    };
     let meta = json!({"client": event.client, "external_id": external_id});
     let (session_id, _) = writer.resolve_session(key, at, &meta)?;
 
@@ -75,7 +99,9 @@ pub fn record(writer: &Writer<'_>, event: &Event, project: &str, at: i64, captur
 /// Returns false when the session has nothing public to summarize.
 pub fn summarize_session(writer: &Writer<'_>, session_id: &str, at: i64) -> Result<bool> {
     let observations = writer.session_observations(session_id)?;
-    let Some(summaries) = summarize::summarize(&observations) else { return Ok(false) };
+    let Some(summaries) = summarize::summarize(&observations) else {
+        return Ok(false);
+    };
     writer.put_summary(session_id, SummaryLevel::Brief, &summaries.brief, at)?;
     writer.put_summary(session_id, SummaryLevel::Detailed, &summaries.detailed, at)?;
     Ok(true)
@@ -83,7 +109,12 @@ pub fn summarize_session(writer: &Writer<'_>, session_id: &str, at: i64) -> Resu
 
 fn drafts(event: &Event, capture: &Capture) -> Vec<Draft> {
     let tool = event.tool_name.as_deref();
-    let input = |max| event.tool_input.as_ref().map_or_else(String::new, |v| input_text(v, max));
+    let input = |max| {
+        event
+            .tool_input
+            .as_ref()
+            .map_or_else(String::new, |v| input_text(v, max))
+    };
     match &event.kind {
         EventKind::SessionStart => Vec::new(),
         EventKind::UserPromptSubmit => {
@@ -91,31 +122,74 @@ fn drafts(event: &Event, capture: &Capture) -> Vec<Draft> {
             vec![Draft::new("user", None, clip(prompt, capture.prompt_chars))]
         }
         EventKind::PreToolUse => {
-            let json = event.tool_input.as_ref().map_or_else(|| "null".to_owned(), |v| clip_json(v, capture.pre_tool_chars));
+            let json = event.tool_input.as_ref().map_or_else(
+                || "null".to_owned(),
+                |v| clip_json(v, capture.pre_tool_chars),
+            );
             let text = format!("about to run {}, input={json}", tool.unwrap_or("a tool"));
-            vec![Draft::new("note", tool, clip(&text, capture.pre_tool_chars))]
+            vec![Draft::new(
+                "note",
+                tool,
+                clip(&text, capture.pre_tool_chars),
+            )]
         }
         EventKind::PostToolUse => {
-            let response = event.tool_response.as_ref().map_or_else(String::new, |v| response_text(v, capture.tool_response_chars));
-            vec![tool_draft("tool", tool, input(capture.tool_input_chars), "→", response)]
+            let response = event.tool_response.as_ref().map_or_else(String::new, |v| {
+                response_text(v, capture.tool_response_chars)
+            });
+            vec![tool_draft(
+                "tool",
+                tool,
+                input(capture.tool_input_chars),
+                "→",
+                response,
+            )]
         }
         EventKind::PostToolUseFailure => {
-            let error = clip(event.error.as_deref().unwrap_or("failed"), capture.tool_response_chars);
-            vec![tool_draft("error", tool, input(capture.tool_input_chars), "✗", error)]
+            let error = clip(
+                event.error.as_deref().unwrap_or("failed"),
+                capture.tool_response_chars,
+            );
+            vec![tool_draft(
+                "error",
+                tool,
+                input(capture.tool_input_chars),
+                "✗",
+                error,
+            )]
         }
         EventKind::Stop => {
             let reason = event.reason.as_deref().unwrap_or("turn ended");
             let mut drafts = vec![Draft::new("note", None, format!("stop: {reason}"))];
-            if let Some(answer) = event.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
-                drafts.push(Draft::new("response", None, clip(answer, capture.response_chars)));
+            if let Some(answer) = event
+                .final_answer
+                .as_deref()
+                .filter(|a| !a.trim().is_empty())
+            {
+                drafts.push(Draft::new(
+                    "response",
+                    None,
+                    clip(answer, capture.response_chars),
+                ));
             }
             drafts
         }
         EventKind::SessionEnd => {
-            vec![Draft::new("note", None, format!("session end: {}", event.reason.as_deref().unwrap_or("unknown")))]
+            vec![Draft::new(
+                "note",
+                None,
+                format!(
+                    "session end: {}",
+                    event.reason.as_deref().unwrap_or("unknown")
+                ),
+            )]
         }
         EventKind::Other(name) => {
-            let mut draft = Draft::new("note", tool, clip(&other_event_text(name, &event.payload), OTHER_EVENT_CHARS));
+            let mut draft = Draft::new(
+                "note",
+                tool,
+                clip(&other_event_text(name, &event.payload), OTHER_EVENT_CHARS),
+            );
             draft.tags.push(format!("event:{name}"));
             vec![draft]
         }
@@ -124,9 +198,21 @@ fn drafts(event: &Event, capture: &Capture) -> Vec<Draft> {
 
 /// A tool observation: its input, a marker, then its result or error.
 /// Private only when every part of it was private.
-fn tool_draft(kind: &'static str, tool: Option<&str>, input: String, marker: &str, result: String) -> Draft {
-    let private = [&input, &result].iter().all(|t| t.is_empty() || *t == PRIVATE_PLACEHOLDER);
-    let content = if private { PRIVATE_PLACEHOLDER.to_owned() } else { format!("{input}\n{marker} {result}") };
+fn tool_draft(
+    kind: &'static str,
+    tool: Option<&str>,
+    input: String,
+    marker: &str,
+    result: String,
+) -> Draft {
+    let private = [&input, &result]
+        .iter()
+        .all(|t| t.is_empty() || *t == PRIVATE_PLACEHOLDER);
+    let content = if private {
+        PRIVATE_PLACEHOLDER.to_owned()
+    } else {
+        format!("{input}\n{marker} {result}")
+    };
     let mut draft = Draft::new(kind, tool, content);
     draft.private = private;
     draft
@@ -145,8 +231,15 @@ fn input_text(input: &Value, max_chars: usize) -> String {
 /// output, anything else as compact JSON.
 fn response_text(response: &Value, max_chars: usize) -> String {
     if let Some(stdout) = response.get("stdout").and_then(Value::as_str) {
-        let stderr = response.get("stderr").and_then(Value::as_str).unwrap_or_default();
-        let text = if stderr.is_empty() { stdout.to_owned() } else { format!("{stdout}\n[stderr] {stderr}") };
+        let stderr = response
+            .get("stderr")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let text = if stderr.is_empty() {
+            stdout.to_owned()
+        } else {
+            format!("{stdout}\n[stderr] {stderr}")
+        };
         return clip(&text, max_chars);
     }
     clip_json(response, max_chars)
@@ -156,7 +249,10 @@ fn response_text(response: &Value, max_chars: usize) -> String {
 fn other_event_text(name: &str, payload: &Value) -> String {
     let mut text = name.to_owned();
     if let Some(map) = payload.as_object() {
-        for (key, value) in map.iter().filter(|(k, _)| !COMMON_FIELDS.contains(&k.as_str())) {
+        for (key, value) in map
+            .iter()
+            .filter(|(k, _)| !COMMON_FIELDS.contains(&k.as_str()))
+        {
             let shown = match value {
                 Value::String(s) => clip(s, 200),
                 Value::Null => continue,

@@ -56,10 +56,17 @@ pub(super) fn session(row: &Row<'_>) -> rusqlite::Result<Session> {
 }
 
 /// All observations of a session in order, private content shown only if `reveal`.
-pub(super) fn session_observations(conn: &Connection, session_id: &str, reveal: bool) -> Result<Vec<Observation>> {
-    let mut stmt = conn
-        .prepare_cached(&format!("SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"))?;
-    let observations = stmt.query_map([session_id], |row| observation(row, reveal))?.collect::<rusqlite::Result<Vec<_>>>()?;
+pub(super) fn session_observations(
+    conn: &Connection,
+    session_id: &str,
+    reveal: bool,
+) -> Result<Vec<Observation>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"
+    ))?;
+    let observations = stmt
+        .query_map([session_id], |row| observation(row, reveal))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(observations)
 }
 

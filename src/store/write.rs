@@ -119,7 +119,11 @@ impl<'a> Writer<'a> {
 
     /// Marks an ended session live again (a client resumed it).
     pub fn reopen_session(&self, session_id: &str) -> Result<()> {
-        self.conn.prepare_cached("UPDATE sessions SET ended_at = NULL WHERE id = ?1 AND ended_at IS NOT NULL")?.execute([session_id])?;
+        self.conn
+            .prepare_cached(
+                "UPDATE sessions SET ended_at = NULL WHERE id = ?1 AND ended_at IS NOT NULL",
+            )?
+            .execute([session_id])?;
         Ok(())
     }
 
