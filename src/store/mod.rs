@@ -82,6 +82,11 @@ impl Store {
         )
         .with_context(|| format!("cannot open the database {}", path.display()))?;
         conn.busy_timeout(options.busy_timeout)?;
+        // Every hook is a short process whose connection is the last one to
+        // close. By default SQLite would then checkpoint and delete the WAL
+        // on every call (four fsyncs, and the next process recreates it);
+        // checkpoints happen during commits instead (wal_autocheckpoint).
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // WAL is persistent in the file; synchronous and foreign keys are per connection.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
         let mut conn = conn;

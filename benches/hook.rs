@@ -1,0 +1,142 @@
+//! The hook benchmark: a whole `trae-mem hook` process (spawn to exit) for a
+//! PostToolUse event on a database of 100k observations, against the floor
+//! of a trivial Rust binary that only reads stdin and exits, measured in
+//! the same run and interleaved so that both see the same machine load.
+//! Also: SessionEnd (with its summary) on a 5,000-observation session, and
+//! the peak memory of one hook process.
+//!
+//! `cargo bench --bench hook -- --observations 100000 --runs 300`
+
+#[path = "support/corpus.rs"]
+mod corpus;
+
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::json;
+use trae_mem::store::{DB_FILE, OpenOptions, Store};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
+    let runs: usize = flag("--runs").map_or(Ok(300), |v| v.parse())?;
+    let session_size: usize = flag("--session").map_or(Ok(5_000), |v| v.parse())?;
+
+    let dir = tempfile::tempdir()?;
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home)?;
+    let export = dir.path().join("corpus.jsonl");
+    corpus::Corpus::new(7).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
+    let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
+    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    drop(store);
+    println!("database: {observations} observations");
+
+    let floor = build_floor(dir.path())?;
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_trae-mem"));
+    let payload = serde_json::to_vec(&json!({
+        "session_id": "bench-session", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/src/bench",
+        "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "cargo test --release", "description": "Run the tests"},
+        "tool_response": {"stdout": "test result: ok. 42 passed; 0 failed\n".repeat(20), "stderr": "", "interrupted": false},
+        "tool_use_id": "toolu_bench"
+    }))?;
+
+    // Warm the page cache and the binaries, then interleave.
+    for _ in 0..5 {
+        spawn(&floor, &[], &home, &payload)?;
+        spawn(&exe, &["hook"], &home, &payload)?;
+    }
+    let (mut floor_ms, mut hook_ms) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for _ in 0..runs {
+        floor_ms.push(spawn(&floor, &[], &home, &payload)?);
+        hook_ms.push(spawn(&exe, &["hook"], &home, &payload)?);
+    }
+    let (floor_p50, hook_p50) = (percentile(&mut floor_ms, 50.0), percentile(&mut hook_ms, 50.0));
+    println!("floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut floor_ms, 95.0));
+    println!("hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut hook_ms, 95.0));
+    println!("hook / floor (p50)         {:.2}x", hook_p50 / floor_p50);
+    println!("peak memory of a hook      {:.1} MB (max RSS)", max_child_rss_kb() as f64 / 1024.0);
+
+    // SessionEnd on a session of `session_size` observations.
+    let end_session = "bench-end-session";
+    let mut ends = Vec::new();
+    for round in 0..5 {
+        let sid = format!("{end_session}-{round}");
+        fill_session(&exe, &home, &sid, session_size, dir.path())?;
+        let end = serde_json::to_vec(&json!({"session_id": sid, "cwd": "/home/dev/src/bench", "hook_event_name": "SessionEnd", "reason": "exit"}))?;
+        ends.push(spawn(&exe, &["hook"], &home, &end)?);
+    }
+    println!("hook SessionEnd ({session_size} obs)   p50 {:6.2} ms  (5 runs, summary included)", percentile(&mut ends, 50.0));
+    Ok(())
+}
+
+/// Adds `count` observations to a session keyed as the hook keys it, by import.
+fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) -> anyhow::Result<()> {
+    let start = serde_json::to_vec(&json!({"session_id": sid, "cwd": "/home/dev/src/bench", "hook_event_name": "SessionStart"}))?;
+    spawn(exe, &["hook"], home, &start)?;
+    let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
+    let local: String = store.conn().query_row(
+        "SELECT session_id FROM session_keys WHERE external_id = ?1",
+        [sid],
+        |r| r.get(0),
+    )?;
+    let file = dir.join(format!("{sid}.jsonl"));
+    let mut out = BufWriter::new(std::fs::File::create(&file)?);
+    for i in 0..count {
+        let kind = ["user", "tool", "note", "response", "error"][i % 5];
+        let record = json!({"type": "observation", "id": 900_000_000 + i as i64, "session_id": local, "ts": i as i64,
+            "kind": kind, "tool": "Bash", "content": format!("step {i}: ran cargo test and read src/store/mod.rs"), "private": false, "tags": []});
+        writeln!(out, "{record}")?;
+    }
+    drop(out);
+    store.conn().execute("DELETE FROM observations WHERE id >= 900000000", [])?;
+    store.import(&mut BufReader::new(std::fs::File::open(&file)?), &mut |_| {})?;
+    Ok(())
+}
+
+/// Spawns `exe` with the payload on stdin and waits; returns milliseconds.
+fn spawn(exe: &Path, args: &[&str], home: &Path, payload: &[u8]) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let mut child = Command::new(exe)
+        .args(args)
+        .env("TRAE_MEM_HOME", home)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    child.stdin.take().expect("piped").write_all(payload)?;
+    let status = child.wait()?;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    anyhow::ensure!(status.success(), "{} exited with {status}", exe.display());
+    Ok(ms)
+}
+
+/// Compiles the floor: a Rust binary that reads stdin to the end and exits.
+fn build_floor(dir: &Path) -> anyhow::Result<PathBuf> {
+    let source = dir.join("floor.rs");
+    std::fs::write(&source, "use std::io::Read;\nfn main() { let mut b = Vec::new(); std::io::stdin().read_to_end(&mut b).unwrap(); }\n")?;
+    let out = dir.join("floor");
+    let status = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .args(["-C", "opt-level=3", "-o"])
+        .arg(&out)
+        .arg(&source)
+        .status()?;
+    anyhow::ensure!(status.success(), "rustc could not build the floor binary");
+    Ok(out)
+}
+
+fn max_child_rss_kb() -> i64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss
+}
+
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[((p / 100.0) * (values.len() - 1) as f64).round() as usize]
+}
