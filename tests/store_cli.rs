@@ -1,11 +1,1228 @@
-//! The store through the command line: search, timeline, sessions, show,
-//! export and import.
+//! The store through the command line: search in each index mode, query
+//! parsing, snippets, ranking, filters, privacy, timelines, sessions, and
+//! export/import. Every test seeds a fresh home by importing a JSON-lines
+//! export built with `Seed`, then drives the real binary.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::{Value, json};
 
 use crate::util::Home;
+
+/// 2026-11-30T00:00:00Z in unix milliseconds.
+const T0: i64 = 1_795_996_800_000;
+const MINUTE: i64 = 60_000;
+const HOUR: i64 = 60 * MINUTE;
+
+/// Every index mode, as `TRAE_MEM_INDEX` names it.
+const MODES: [&str; 3] = ["trigram", "unicode61", "like"];
+/// The modes that find any substring.
+const SUBSTRING_MODES: [&str; 2] = ["trigram", "like"];
+
+const S1: &str = "11111111-1111-4111-8111-111111111111";
+const S2: &str = "22222222-2222-4222-8222-222222222222";
+
+// ---------------------------------------------------------------------------
+// Harness: seeding and searching
+
+/// An export file under construction: `ExportRecord`s, one a line.
+struct Seed {
+    records: Vec<Value>,
+}
+
+impl Seed {
+    fn new() -> Self {
+        Self {
+            records: Vec::new(),
+        }
+    }
+
+    /// A session record with empty meta and no keys.
+    fn session(mut self, id: &str, project: &str, started_at: i64, ended_at: Option<i64>) -> Self {
+        self.records.push(json!({
+            "type": "session",
+            "session": {
+                "id": id,
+                "project": project,
+                "started_at": started_at,
+                "ended_at": ended_at,
+                "meta": {},
+                "observations": 0,
+            },
+            "keys": [],
+        }));
+        self
+    }
+
+    /// A public observation, kind "tool", tool "Bash", no tags; `set` and
+    /// `private` change it.
+    fn obs(mut self, id: i64, session: &str, ts: i64, content: &str) -> Self {
+        self.records.push(json!({
+            "type": "observation",
+            "id": id,
+            "session_id": session,
+            "ts": ts,
+            "kind": "tool",
+            "tool": "Bash",
+            "content": content,
+            "private": false,
+            "tags": [],
+        }));
+        self
+    }
+
+    fn summary(mut self, session: &str, level: &str, created_at: i64, content: &str) -> Self {
+        self.records.push(json!({
+            "type": "summary",
+            "session_id": session,
+            "level": level,
+            "created_at": created_at,
+            "content": content,
+        }));
+        self
+    }
+
+    /// Any record, as written.
+    fn record(mut self, record: Value) -> Self {
+        self.records.push(record);
+        self
+    }
+
+    /// Sets a field of the last record (inside `session` for a session record).
+    fn set(mut self, field: &str, value: Value) -> Self {
+        let last = self.records.last_mut().expect("a record to change");
+        let target = if last["type"] == "session" {
+            &mut last["session"]
+        } else {
+            last
+        };
+        target[field] = value;
+        self
+    }
+
+    /// Makes the last observation private.
+    fn private(self) -> Self {
+        self.set("private", json!(true))
+    }
+
+    fn jsonl(&self) -> String {
+        self.records.iter().map(|r| format!("{r}\n")).collect()
+    }
+
+    /// Imports into `home` with `env`; returns the `import --json` report.
+    fn import_env(&self, home: &Home, env: &[(&str, &str)]) -> Value {
+        let file = home.write("seed.jsonl", self.jsonl().as_bytes());
+        home.run_env(&["import", "--json", file.to_str().unwrap()], env, None)
+            .ok()
+            .json()
+    }
+
+    fn import(&self, home: &Home) -> Value {
+        self.import_env(home, &[])
+    }
+
+    /// A fresh home holding this seed, its index created in `mode`.
+    fn home(&self, mode: &str) -> Home {
+        let home = Home::new();
+        let report = self.import_env(&home, &[("TRAE_MEM_INDEX", mode)]);
+        assert_eq!(report["duplicates"], 0, "{report}");
+        home
+    }
+}
+
+/// Runs `search --json FLAGS -- QUERY` with index `mode`, and checks that
+/// the output echoes the query and names the mode.
+fn search(home: &Home, mode: &str, query: &str, flags: &[&str]) -> Value {
+    let mut args = vec!["search", "--json"];
+    args.extend_from_slice(flags);
+    args.extend(["--", query]);
+    let run = home.run_env(&args, &[("TRAE_MEM_INDEX", mode)], None).ok();
+    let out = run.json();
+    assert_eq!(out["index"], mode, "{run}");
+    assert_eq!(out["query"], query, "{run}");
+    assert!(out["hits"].is_array(), "{run}");
+    out
+}
+
+/// The hit ids, in order.
+fn ids(out: &Value) -> Vec<i64> {
+    out["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| hit["id"].as_i64().unwrap())
+        .collect()
+}
+
+fn id_set(out: &Value) -> BTreeSet<i64> {
+    ids(out).into_iter().collect()
+}
+
+fn set(ids: &[i64]) -> BTreeSet<i64> {
+    ids.iter().copied().collect()
+}
+
+/// The hit with `id`'s snippet.
+fn snippet(out: &Value, id: i64) -> String {
+    let hit = out["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|hit| hit["id"] == id)
+        .unwrap_or_else(|| panic!("no hit {id} in {out}"));
+    hit["snippet"].as_str().unwrap().to_owned()
+}
+
+/// A row of a corpus: id, content, private. Row `id` is at `T0 + id` minutes.
+type Row = (i64, &'static str, bool);
+
+/// One session in project /proj/alpha holding `rows`.
+fn corpus_seed(rows: &[Row]) -> Seed {
+    let mut seed = Seed::new().session(S1, "/proj/alpha", T0, None);
+    for &(id, content, private) in rows {
+        seed = seed.obs(id, S1, T0 + id * MINUTE, content);
+        if private {
+            seed = seed.private();
+        }
+    }
+    seed
+}
+
+/// What a substring index must return: the public rows holding every term
+/// (ignoring case); with no terms, every public row.
+fn substring_matches(rows: &[Row], terms: &[&str]) -> BTreeSet<i64> {
+    rows.iter()
+        .filter(|(_, content, private)| {
+            !private
+                && terms
+                    .iter()
+                    .all(|t| content.to_lowercase().contains(&t.to_lowercase()))
+        })
+        .map(|(id, _, _)| *id)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Index modes
+
+const MODE_ROWS: &[Row] = &[
+    (1, "Refactored the tokenizer module", false),
+    (2, "tokenizers are configured here", false),
+    (3, "ran the retokenizer pass", false),
+    (4, "启用数据缓存以后", false),
+    (5, "缓存 失效", false),
+    (6, "unrelated words", false),
+    (7, "tokenizer secret 缓存", true),
+];
+
+#[test]
+fn each_index_mode_is_reported_and_finds_what_it_promises() {
+    let seed = corpus_seed(MODE_ROWS);
+    // (query, found by trigram and like, found by unicode61)
+    let cases: &[(&str, &[i64], &[i64])] = &[
+        ("tokenizer", &[1, 2, 3], &[1, 2]),
+        ("TOKEN", &[1, 2, 3], &[1, 2]),
+        // Inside a word: only substring modes.
+        ("izer", &[1, 2, 3], &[]),
+        // A phrase is matched as written: never as a word prefix.
+        ("\"tokenizer\"", &[1, 2, 3], &[1]),
+        // unicode61 sees a run of Chinese as one word.
+        ("缓存", &[4, 5], &[5]),
+        ("数据缓存", &[4], &[]),
+        ("启用", &[4], &[4]),
+        ("nowhere", &[], &[]),
+    ];
+    for mode in MODES {
+        let home = seed.home(mode);
+        for &(query, substring, words) in cases {
+            let expected = if mode == "unicode61" {
+                words
+            } else {
+                substring
+            };
+            let out = search(&home, mode, query, &[]);
+            assert_eq!(id_set(&out), set(expected), "{mode} {query:?}: {out}");
+        }
+    }
+}
+
+#[test]
+fn a_new_database_defaults_to_trigram() {
+    let home = corpus_seed(MODE_ROWS).home("auto");
+    let run = home.run(&["search", "--json", "retokenizer"], None).ok();
+    let out = run.json();
+    assert_eq!(out["index"], "trigram", "{run}");
+    assert_eq!(ids(&out), vec![3], "{run}");
+}
+
+#[test]
+fn switching_the_index_mode_rebuilds_it_for_existing_rows() {
+    let home = corpus_seed(MODE_ROWS).home("trigram");
+    let stored_mode = || -> String {
+        home.db()
+            .query_row(
+                "SELECT value FROM store_meta WHERE key = 'index_mode'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert_eq!(stored_mode(), "trigram");
+    assert_eq!(
+        ids(&search(&home, "trigram", "tokenizer", &[])),
+        vec![3, 2, 1]
+    );
+
+    // unicode61 rebuilds from the stored rows (words only, private left out).
+    assert_eq!(
+        id_set(&search(&home, "unicode61", "tokenizer", &[])),
+        set(&[1, 2])
+    );
+    assert_eq!(stored_mode(), "unicode61");
+
+    // A row written while in unicode61 mode is indexed in that mode...
+    let later = Seed::new().obs(8, S1, T0 + 8 * MINUTE, "tokenizer added later");
+    let report = later.import_env(&home, &[("TRAE_MEM_INDEX", "unicode61")]);
+    assert_eq!(report["observations"], 1, "{report}");
+    assert_eq!(
+        id_set(&search(&home, "unicode61", "tokenizer", &[])),
+        set(&[1, 2, 8])
+    );
+
+    // ...and every later mode sees all public rows.
+    assert_eq!(
+        id_set(&search(&home, "like", "tokenizer", &[])),
+        set(&[1, 2, 3, 8])
+    );
+    assert_eq!(stored_mode(), "like");
+    assert_eq!(
+        id_set(&search(&home, "trigram", "tokenizer", &[])),
+        set(&[1, 2, 3, 8])
+    );
+    assert_eq!(id_set(&search(&home, "trigram", "缓", &[])), set(&[4, 5]));
+    assert_eq!(stored_mode(), "trigram");
+
+    // "auto" keeps what the database has.
+    let run = home.run(&["search", "--json", "izer"], None).ok();
+    assert_eq!(run.json()["index"], "trigram", "{run}");
+    assert_eq!(id_set(&run.json()), set(&[1, 2, 3, 8]), "{run}");
+}
+
+#[test]
+fn an_unknown_index_mode_is_refused() {
+    let home = Home::new();
+    let run = home
+        .run_env(
+            &["search", "--json", "x"],
+            &[("TRAE_MEM_INDEX", "bigram")],
+            None,
+        )
+        .code(1);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(
+        run.stderr.contains("unknown index mode \"bigram\""),
+        "{run}"
+    );
+}
+
+#[test]
+fn case_is_ignored_beyond_ascii() {
+    let seed = corpus_seed(&[
+        (1, "Grüße aus MÜNCHEN", false),
+        (2, "ΣΦΑΛΜΑ δίσκου", false),
+        (3, "plain ascii", false),
+    ]);
+    let cases: &[(&str, &[i64])] = &[
+        ("münchen", &[1]),
+        ("MÜNCHEN", &[1]),
+        ("GRÜSSE", &[]),
+        ("grüße", &[1]),
+        ("σφαλμα", &[2]),
+        ("ΔΊΣΚΟΥ", &[2]),
+    ];
+    for mode in MODES {
+        let home = seed.home(mode);
+        for &(query, expected) in cases {
+            let out = search(&home, mode, query, &[]);
+            assert_eq!(id_set(&out), set(expected), "{mode} {query:?}: {out}");
+        }
+        let out = search(&home, mode, "münchen", &[]);
+        assert_eq!(snippet(&out, 1), "Grüße aus «MÜNCHEN»");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Query parsing
+
+const QUERY_ROWS: &[Row] = &[
+    (
+        1,
+        "error: database is locked while writing the journal",
+        false,
+    ),
+    (
+        2,
+        "Edited src/store/mod.rs to open the database in WAL mode",
+        false,
+    ),
+    (3, "Edited src/store/schema.rs to add an index", false),
+    (4, "fn main() { run(); }", false),
+    (5, "the log says exact phrase here", false),
+    (6, "a phrase that is not exact", false),
+    (7, "pass foo-bar to the C++ compiler", false),
+    (8, "parsed key:value pairs", false),
+    (9, "locked: the database is read-only", false),
+    (10, "glob **/*.rs matched 12 files", false),
+    (11, "NOT x means negate x", false),
+    (12, "database is locked; token hunter2 (see *notes*)", true),
+];
+
+/// Raw queries as typed, each with the terms a substring index must find.
+const RAW_QUERIES: &[(&str, &[&str])] = &[
+    ("database is locked", &["database", "is", "locked"]),
+    ("src/store/mod.rs", &["src/store/mod.rs"]),
+    ("fn main()", &["fn", "main()"]),
+    ("\"exact phrase\"", &["exact phrase"]),
+    ("foo-bar", &["foo-bar"]),
+    ("C++", &["c++"]),
+    ("key:value", &["key:value"]),
+    ("OR", &["or"]),
+    ("NOT x", &["not", "x"]),
+    ("(", &["("]),
+    ("\"exact phr", &["exact phr"]),
+    ("say \"", &["say"]),
+    ("\"", &[]),
+    ("*", &["*"]),
+    ("", &[]),
+    ("  \t ", &[]),
+];
+
+#[test]
+fn raw_queries_never_fail_in_any_mode() {
+    let seed = corpus_seed(QUERY_ROWS);
+    let public_newest_first: Vec<i64> = (1..=11).rev().collect();
+    for mode in MODES {
+        let home = seed.home(mode);
+        for &(query, terms) in RAW_QUERIES {
+            let out = search(&home, mode, query, &[]);
+            let found = ids(&out);
+            assert!(
+                !found.contains(&12),
+                "{mode} {query:?} found a private row: {out}"
+            );
+            if terms.is_empty() {
+                // Nothing to find: the most recent public rows, unranked.
+                assert_eq!(found, public_newest_first, "{mode} {query:?}: {out}");
+                assert!(
+                    out["hits"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|h| h["score"] == 0.0)
+                );
+            } else if mode != "unicode61" {
+                assert_eq!(
+                    id_set(&out),
+                    substring_matches(QUERY_ROWS, terms),
+                    "{mode} {query:?}: {out}"
+                );
+            }
+            for hit in out["hits"].as_array().unwrap() {
+                if !terms.is_empty() && mode != "unicode61" {
+                    assert!(
+                        hit["snippet"].as_str().unwrap().contains('«'),
+                        "{mode} {query:?}: unmarked snippet {hit}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn code_and_operator_text_is_found_as_written() {
+    let seed = corpus_seed(QUERY_ROWS);
+    // Each query finds at least this row in every mode.
+    let cases: &[(&str, i64)] = &[
+        ("database is locked", 1),
+        ("fn main()", 4),
+        ("foo-bar", 7),
+        ("C++", 7),
+        ("key:value", 8),
+        ("NOT x", 11),
+    ];
+    for mode in MODES {
+        let home = seed.home(mode);
+        for &(query, id) in cases {
+            let out = search(&home, mode, query, &[]);
+            assert!(ids(&out).contains(&id), "{mode} {query:?}: {out}");
+        }
+        // Text without a word character cannot match a word index.
+        if mode == "unicode61" {
+            for query in ["(", "*", "\"(\""] {
+                assert_eq!(ids(&search(&home, mode, query, &[])), Vec::<i64>::new());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_path_is_hit_first_and_a_similar_path_is_not_hit() {
+    let home_per_mode = MODES.map(|mode| (mode, corpus_seed(QUERY_ROWS).home(mode)));
+    for (mode, home) in &home_per_mode {
+        let out = search(home, mode, "src/store/mod.rs", &[]);
+        assert_eq!(ids(&out), vec![2], "{mode}: {out}");
+        assert_eq!(
+            snippet(&out, 2),
+            "Edited «src/store/mod.rs» to open the database in WAL mode"
+        );
+        let out = search(home, mode, "src/store", &[]);
+        assert_eq!(id_set(&out), set(&[2, 3]), "{mode}: {out}");
+    }
+}
+
+#[test]
+fn a_quoted_phrase_matches_as_written_and_loose_words_in_any_order() {
+    for mode in MODES {
+        let home = corpus_seed(QUERY_ROWS).home(mode);
+        // Row 6 has both words, apart and in the other order.
+        let out = search(&home, mode, "\"exact phrase\"", &[]);
+        assert_eq!(ids(&out), vec![5], "{mode}: {out}");
+        assert_eq!(snippet(&out, 5), "the log says «exact phrase» here");
+        let out = search(&home, mode, "exact phrase", &[]);
+        assert_eq!(id_set(&out), set(&[5, 6]), "{mode}: {out}");
+        // Row 9 has these words in another order; row 12 is private.
+        let out = search(&home, mode, "database is locked", &[]);
+        assert_eq!(id_set(&out), set(&[1, 9]), "{mode}: {out}");
+        let out = search(&home, mode, "locked database", &[]);
+        assert_eq!(id_set(&out), set(&[1, 9]), "{mode}: {out}");
+        // A word and a phrase together.
+        let out = search(&home, mode, "journal \"database is locked\"", &[]);
+        assert_eq!(ids(&out), vec![1], "{mode}: {out}");
+    }
+}
+
+#[test]
+fn terms_that_contain_each_other_all_match() {
+    for mode in MODES {
+        let home = corpus_seed(QUERY_ROWS).home(mode);
+        let out = search(&home, mode, "store src/store/mod.rs", &[]);
+        assert_eq!(ids(&out), vec![2], "{mode}: {out}");
+        let out = search(&home, mode, "database data", &[]);
+        assert_eq!(id_set(&out), set(&[1, 2, 9]), "{mode}: {out}");
+        let out = search(&home, mode, "locked \"database is locked\"", &[]);
+        assert_eq!(ids(&out), vec![1], "{mode}: {out}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Short terms
+
+const SHORT_ROWS: &[Row] = &[
+    (1, "启用数据缓存以后速度变快", false),
+    (2, "数据库连接失败", false),
+    (3, "缓慢的查询", false),
+    (4, "the db id is 42", false),
+    (5, "DB_PATH points at trae.db", false),
+    (6, "ordinary text without them", false),
+    (7, "Paid invoice", false),
+    (8, "db id 数据缓存 缓 secret", true),
+];
+
+#[test]
+fn short_terms_are_found_as_substrings() {
+    let cases: &[(&str, &[i64])] = &[
+        ("缓存", &[1]),
+        ("数据", &[1, 2]),
+        ("据缓", &[1]),
+        ("缓", &[1, 3]),
+        ("数", &[1, 2]),
+        ("db", &[4, 5]),
+        ("DB", &[4, 5]),
+        ("id", &[4, 7]),
+        ("db id", &[4]),
+        ("42", &[4]),
+        ("数据库 数据", &[2]),
+        ("缓存 db", &[]),
+        ("zq", &[]),
+        ("嗯", &[]),
+    ];
+    for mode in SUBSTRING_MODES {
+        let home = corpus_seed(SHORT_ROWS).home(mode);
+        for &(query, expected) in cases {
+            let out = search(&home, mode, query, &[]);
+            assert_eq!(id_set(&out), set(expected), "{mode} {query:?}: {out}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Snippets
+
+#[test]
+fn snippets_mark_every_match() {
+    let long = format!("{} needle {}", "x".repeat(300), "y".repeat(300));
+    let seed = corpus_seed(&[
+        (
+            1,
+            "error: database is locked while writing the journal",
+            false,
+        ),
+        (2, "Database and database", false),
+        (3, "启用数据缓存以后", false),
+        (4, "缓存 失效", false),
+    ])
+    .obs(5, S1, T0 + 5 * MINUTE, &long);
+    for mode in MODES {
+        let home = seed.home(mode);
+        let out = search(&home, mode, "database is locked", &[]);
+        assert_eq!(
+            snippet(&out, 1),
+            "error: «database» «is» «locked» while writing the journal"
+        );
+        // Case is kept, matches are found ignoring it.
+        let out = search(&home, mode, "DATABASE", &[]);
+        assert_eq!(snippet(&out, 2), "«Database» and «database»");
+        let out = search(&home, mode, "缓存", &[]);
+        assert_eq!(snippet(&out, 4), "«缓存» 失效");
+        if mode != "unicode61" {
+            assert_eq!(snippet(&out, 3), "启用数据«缓存»以后");
+        }
+        // A long text is cut around the first match.
+        let out = search(&home, mode, "needle", &[]);
+        let cut = snippet(&out, 5);
+        assert!(cut.starts_with('…') && cut.ends_with('…'), "{cut}");
+        assert!(cut.contains(" «needle» "), "{cut}");
+        assert!(cut.chars().count() < 200, "{cut}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Ranking
+
+#[test]
+fn ranking_prefers_more_occurrences_and_shorter_text() {
+    let long = format!(
+        "the cache was mentioned once in this long line: {}",
+        "lorem ipsum dolor sit amet ".repeat(15)
+    );
+    let seed = Seed::new()
+        .session(S1, "/proj/alpha", T0, None)
+        .obs(1, S1, T0 + MINUTE, &long)
+        .obs(
+            2,
+            S1,
+            T0 + 2 * MINUTE,
+            "cache cache cache: the cache is hot",
+        )
+        .obs(3, S1, T0 + 3 * MINUTE, "cache warmed");
+    for mode in MODES {
+        let home = seed.home(mode);
+        let out = search(&home, mode, "cache", &[]);
+        assert_eq!(ids(&out), vec![2, 3, 1], "{mode}: {out}");
+        let scores: Vec<f64> = out["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["score"].as_f64().unwrap())
+            .collect();
+        assert!(
+            scores[0] > scores[1] && scores[1] > scores[2] && scores[2] > 0.0,
+            "{mode}: {scores:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Filters
+
+/// Two sessions in two projects; every row mentions "build".
+fn filter_seed() -> Seed {
+    Seed::new()
+        .session(S1, "/proj/alpha", T0, Some(T0 + 30 * MINUTE))
+        .obs(1, S1, T0, "build the project")
+        .set("kind", json!("user"))
+        .set("tool", Value::Null)
+        .obs(2, S1, T0 + 10 * MINUTE, "cargo build --release")
+        .obs(3, S1, T0 + 20 * MINUTE, "edit build.rs for the build")
+        .set("tool", json!("Edit"))
+        .session(S2, "/proj/beta", T0 + HOUR, None)
+        .obs(4, S2, T0 + 60 * MINUTE, "build again")
+        .set("kind", json!("user"))
+        .set("tool", Value::Null)
+        .obs(5, S2, T0 + 70 * MINUTE, "build failed: see the log")
+        .obs(6, S2, T0 + 80 * MINUTE, "build notes")
+        .set("kind", json!("note"))
+        .set("tool", Value::Null)
+}
+
+#[test]
+fn each_filter_narrows_search_and_listing() {
+    let cases: &[(&[&str], &[i64])] = &[
+        (&[], &[1, 2, 3, 4, 5, 6]),
+        (&["--project", "/proj/alpha"], &[1, 2, 3]),
+        (&["--project", "/proj/beta"], &[4, 5, 6]),
+        (&["--project", "/proj/none"], &[]),
+        (&["--session", S2], &[4, 5, 6]),
+        (&["--kind", "user"], &[1, 4]),
+        (&["--tool", "Bash"], &[2, 5]),
+        (&["--tool", "Edit"], &[3]),
+        // --since is inclusive, --until exclusive.
+        (&["--since", "2026-11-30T00:10:00Z"], &[2, 3, 4, 5, 6]),
+        (&["--until", "2026-11-30T01:10:00Z"], &[1, 2, 3, 4]),
+        (
+            &[
+                "--since",
+                "2026-11-30T00:10:00Z",
+                "--until",
+                "2026-11-30T01:10:00Z",
+            ],
+            &[2, 3, 4],
+        ),
+        // The same instant written with an offset.
+        (&["--since", "2026-11-30T09:10:00+09:00"], &[2, 3, 4, 5, 6]),
+        (&["--project", "/proj/alpha", "--tool", "Bash"], &[2]),
+        (&["--session", S1, "--kind", "user"], &[1]),
+    ];
+    for mode in MODES {
+        let home = filter_seed().home(mode);
+        for &(flags, expected) in cases {
+            let out = search(&home, mode, "build", flags);
+            assert_eq!(id_set(&out), set(expected), "{mode} build {flags:?}: {out}");
+            // Without a query: the same rows, newest first.
+            let out = search(&home, mode, "", flags);
+            let newest_first: Vec<i64> = expected.iter().rev().copied().collect();
+            assert_eq!(ids(&out), newest_first, "{mode} {flags:?}: {out}");
+        }
+        let out = search(&home, mode, "build", &["--project", "/proj/beta"]);
+        for hit in out["hits"].as_array().unwrap() {
+            assert_eq!(hit["project"], "/proj/beta");
+            assert_eq!(hit["session_id"], S2);
+        }
+    }
+}
+
+#[test]
+fn limit_and_offset_page_through_disjoint_results() {
+    for mode in MODES {
+        let home = filter_seed().home(mode);
+        for query in ["build", ""] {
+            let all = ids(&search(&home, mode, query, &[]));
+            assert_eq!(all.len(), 6, "{mode} {query:?}");
+            let mut paged = Vec::new();
+            for offset in ["0", "2", "4"] {
+                let page = ids(&search(
+                    &home,
+                    mode,
+                    query,
+                    &["--limit", "2", "--offset", offset],
+                ));
+                assert_eq!(page.len(), 2, "{mode} {query:?} offset {offset}");
+                assert!(
+                    page.iter().all(|id| !paged.contains(id)),
+                    "{mode} {query:?}: page {page:?} repeats {paged:?}"
+                );
+                paged.extend(page);
+            }
+            assert_eq!(paged, all, "{mode} {query:?}");
+            let past = search(&home, mode, query, &["--limit", "2", "--offset", "6"]);
+            assert_eq!(ids(&past), Vec::<i64>::new(), "{mode} {query:?}");
+            let one = search(&home, mode, query, &["--limit", "1"]);
+            assert_eq!(ids(&one), all[..1], "{mode} {query:?}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Privacy
+
+fn private_seed() -> Seed {
+    Seed::new()
+        .session(S1, "/proj/alpha", T0, None)
+        .obs(1, S1, T0, "database opened")
+        .obs(2, S1, T0 + MINUTE, "password hunter2 for the database")
+        .private()
+        .obs(3, S1, T0 + 2 * MINUTE, "database closed")
+}
+
+/// Asserts that search never returns the private row, whatever the query.
+fn assert_private_row_unsearchable(home: &Home, mode: &str) {
+    for query in ["hunter2", "password", "hu", "h", "\"for the database\""] {
+        let out = search(home, mode, query, &[]);
+        assert_eq!(ids(&out), Vec::<i64>::new(), "{mode} {query:?}: {out}");
+    }
+    let out = search(home, mode, "database", &[]);
+    assert_eq!(id_set(&out), set(&[1, 3]), "{mode}: {out}");
+    let out = search(home, mode, "", &[]);
+    assert_eq!(ids(&out), vec![3, 1], "{mode}: {out}");
+}
+
+#[test]
+fn private_rows_never_come_back_from_search() {
+    for mode in MODES {
+        let home = private_seed().home(mode);
+        assert_private_row_unsearchable(&home, mode);
+    }
+    // Nor after the index is rebuilt in another mode.
+    let home = private_seed().home("like");
+    for mode in ["trigram", "unicode61", "trigram"] {
+        assert_private_row_unsearchable(&home, mode);
+    }
+    // The trigram index holds none of its text.
+    let in_index: i64 = home
+        .db()
+        .query_row(
+            "SELECT count(*) FROM observations_fts_vocab WHERE term IN ('hun', 'ter', 'pas')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(in_index, 0);
+}
+
+#[test]
+fn private_rows_show_as_placeholders_in_timeline_and_show() {
+    let home = private_seed().home("trigram");
+    let expected = json!([
+        {"id": 1, "session_id": S1, "ts": T0, "kind": "tool", "tool": "Bash",
+         "content": "database opened", "private": false, "tags": []},
+        {"id": 2, "session_id": S1, "ts": T0 + MINUTE, "kind": "tool", "tool": "Bash",
+         "content": "[PRIVATE]", "private": true, "tags": []},
+        {"id": 3, "session_id": S1, "ts": T0 + 2 * MINUTE, "kind": "tool", "tool": "Bash",
+         "content": "database closed", "private": false, "tags": []},
+    ]);
+    for anchor in ["1", "2"] {
+        let run = home.run(&["timeline", anchor, "--json"], None).ok();
+        assert_eq!(run.json()["observations"], expected, "{run}");
+        assert!(!run.stdout.contains("hunter2"), "{run}");
+    }
+    let run = home.run(&["show", S1, "--json"], None).ok();
+    assert_eq!(run.json()["observations"], expected, "{run}");
+    assert!(!run.stdout.contains("hunter2"), "{run}");
+    let run = home.run(&["show", S1], None).ok();
+    assert!(run.stdout.contains("[PRIVATE]"), "{run}");
+    assert!(!run.stdout.contains("hunter2"), "{run}");
+}
+
+// ---------------------------------------------------------------------------
+// Timeline
+
+/// Session S1 around anchor #5 at T0+30m; S2 has a row at the same time.
+fn timeline_seed() -> Seed {
+    let anchor = T0 + 30 * MINUTE;
+    Seed::new()
+        .session(S1, "/proj/alpha", T0, None)
+        .obs(1, S1, T0, "first row of the session")
+        .obs(2, S1, anchor - 10 * MINUTE - 1, "just before the window")
+        .obs(3, S1, anchor - 10 * MINUTE, "on the window's start")
+        .obs(9, S1, anchor - 5 * MINUTE, "later id, earlier time")
+        .obs(5, S1, anchor, "the anchor")
+        .obs(12, S1, anchor + MINUTE, "a private row")
+        .private()
+        // Same time, written in the other order.
+        .obs(7, S1, anchor + 5 * MINUTE, "same time, id 7")
+        .obs(6, S1, anchor + 5 * MINUTE, "same time, id 6")
+        .obs(8, S1, anchor + 10 * MINUTE, "on the window's end")
+        .obs(10, S1, anchor + 10 * MINUTE + 1, "just after the window")
+        .obs(11, S1, T0 + 60 * MINUTE, "last row of the session")
+        .session(S2, "/proj/alpha", T0, None)
+        .obs(20, S2, anchor, "another session, same time")
+}
+
+/// The ids of `timeline ID --window MINUTES --json`, after checking its header.
+fn timeline(home: &Home, id: i64, window: i64) -> Vec<i64> {
+    let (id_arg, window_arg) = (id.to_string(), window.to_string());
+    let run = home
+        .run(
+            &["timeline", &id_arg, "--window", &window_arg, "--json"],
+            None,
+        )
+        .ok();
+    let out = run.json();
+    assert_eq!(out["anchor"], id, "{run}");
+    assert_eq!(out["session_id"], S1, "{run}");
+    assert_eq!(out["window_minutes"], window, "{run}");
+    out["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_i64().unwrap())
+        .collect()
+}
+
+#[test]
+fn timeline_includes_its_window_edges_in_time_then_id_order() {
+    let home = timeline_seed().home("trigram");
+    assert_eq!(timeline(&home, 5, 10), vec![3, 9, 5, 12, 6, 7, 8]);
+    // The default window is 10 minutes.
+    let run = home.run(&["timeline", "5", "--json"], None).ok();
+    let default: Vec<i64> = run.json()["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(default, vec![3, 9, 5, 12, 6, 7, 8], "{run}");
+    // A zero window: only rows at the very same time.
+    assert_eq!(timeline(&home, 7, 0), vec![6, 7]);
+    assert_eq!(timeline(&home, 6, 0), vec![6, 7]);
+}
+
+#[test]
+fn timeline_anchored_at_the_first_and_last_row_of_a_session() {
+    let home = timeline_seed().home("trigram");
+    assert_eq!(timeline(&home, 1, 30), vec![1, 2, 3, 9, 5]);
+    assert_eq!(timeline(&home, 11, 30), vec![5, 12, 6, 7, 8, 10, 11]);
+    assert_eq!(
+        timeline(&home, 1, 600),
+        vec![1, 2, 3, 9, 5, 12, 6, 7, 8, 10, 11]
+    );
+}
+
+#[test]
+fn timeline_of_an_unknown_id_fails_clearly() {
+    let home = timeline_seed().home("trigram");
+    let run = home.run(&["timeline", "999", "--json"], None).code(1);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert_eq!(
+        run.stderr, "trae-mem: no observation has id 999; `trae-mem search` shows ids\n",
+        "{run}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Sessions and show
+
+const SA: &str = "aaaa1111-0000-4000-8000-000000000001";
+const SB: &str = "aaaa2222-0000-4000-8000-000000000002";
+const SC: &str = "cccc3333-0000-4000-8000-000000000003";
+
+/// Three sessions written out of time order; SA has summaries and a private row.
+fn sessions_seed() -> Seed {
+    Seed::new()
+        .session(SB, "/proj/beta", T0 + 2 * HOUR, None)
+        .obs(10, SB, T0 + 2 * HOUR + MINUTE, "beta work")
+        .session(SA, "/proj/alpha", T0, Some(T0 + HOUR))
+        .set("meta", json!({"client": "claude-code"}))
+        .obs(2, SA, T0 + 2 * MINUTE, "second")
+        .set("kind", json!("response"))
+        .set("tool", Value::Null)
+        .obs(1, SA, T0 + MINUTE, "first")
+        .set("kind", json!("user"))
+        .set("tool", Value::Null)
+        .set("tags", json!(["prompt"]))
+        .obs(3, SA, T0 + 3 * MINUTE, "secret stuff")
+        .private()
+        .summary(SA, "detailed", T0 + HOUR, "In detail:\n- first\n- second")
+        .summary(SA, "brief", T0 + HOUR, "Did the first and second things.")
+        .session(SC, "/proj/alpha", T0 + HOUR, None)
+}
+
+fn session_json(id: &str, project: &str, started: i64, ended: Option<i64>, count: i64) -> Value {
+    let meta = if id == SA {
+        json!({"client": "claude-code"})
+    } else {
+        json!({})
+    };
+    json!({"id": id, "project": project, "started_at": started, "ended_at": ended,
+           "meta": meta, "observations": count})
+}
+
+#[test]
+fn sessions_are_listed_newest_first_with_counts() {
+    let home = sessions_seed().home("trigram");
+    let sa = session_json(SA, "/proj/alpha", T0, Some(T0 + HOUR), 3);
+    let sb = session_json(SB, "/proj/beta", T0 + 2 * HOUR, None, 1);
+    let sc = session_json(SC, "/proj/alpha", T0 + HOUR, None, 0);
+
+    let run = home.run(&["sessions", "--json"], None).ok();
+    assert_eq!(run.json(), json!([sb, sc, sa]), "{run}");
+    let run = home
+        .run(&["sessions", "--json", "--project", "/proj/alpha"], None)
+        .ok();
+    assert_eq!(run.json(), json!([sc, sa]), "{run}");
+    let run = home.run(&["sessions", "--json", "--limit", "1"], None).ok();
+    assert_eq!(run.json(), json!([sb]), "{run}");
+    let run = home
+        .run(&["sessions", "--json", "--project", "/proj/none"], None)
+        .ok();
+    assert_eq!(run.json(), json!([]), "{run}");
+}
+
+#[test]
+fn show_gives_a_session_with_summaries_and_observations() {
+    let home = sessions_seed().home("trigram");
+    let expected = json!({
+        "session": session_json(SA, "/proj/alpha", T0, Some(T0 + HOUR), 3),
+        "summaries": [
+            {"session_id": SA, "level": "brief", "created_at": T0 + HOUR,
+             "content": "Did the first and second things."},
+            {"session_id": SA, "level": "detailed", "created_at": T0 + HOUR,
+             "content": "In detail:\n- first\n- second"},
+        ],
+        "observations": [
+            {"id": 1, "session_id": SA, "ts": T0 + MINUTE, "kind": "user", "tool": null,
+             "content": "first", "private": false, "tags": ["prompt"]},
+            {"id": 2, "session_id": SA, "ts": T0 + 2 * MINUTE, "kind": "response", "tool": null,
+             "content": "second", "private": false, "tags": []},
+            {"id": 3, "session_id": SA, "ts": T0 + 3 * MINUTE, "kind": "tool", "tool": "Bash",
+             "content": "[PRIVATE]", "private": true, "tags": []},
+        ],
+    });
+    let run = home.run(&["show", SA, "--json"], None).ok();
+    assert_eq!(run.json(), expected, "{run}");
+    // A unique prefix is enough.
+    let run = home.run(&["show", "aaaa1", "--json"], None).ok();
+    assert_eq!(run.json(), expected, "{run}");
+    let run = home.run(&["show", "cccc", "--json"], None).ok();
+    assert_eq!(run.json()["session"]["id"], SC, "{run}");
+    assert_eq!(run.json()["summaries"], json!([]), "{run}");
+    assert_eq!(run.json()["observations"], json!([]), "{run}");
+}
+
+#[test]
+fn show_refuses_unknown_and_ambiguous_sessions() {
+    let home = sessions_seed().home("trigram");
+    let run = home.run(&["show", "ffff", "--json"], None).code(1);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert_eq!(
+        run.stderr, "trae-mem: no session has id \"ffff\"; `trae-mem sessions` lists them\n",
+        "{run}"
+    );
+    let run = home.run(&["show", "aaaa", "--json"], None).code(1);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(
+        run.stderr
+            .contains("\"aaaa\" is the start of several session ids"),
+        "{run}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Export and import
+
+/// Every kind of record and field: meta, keys, null and set tools and end
+/// times, tags, a private row, both summary levels, text needing escapes.
+/// Written in export order, with true observation counts, so that an export
+/// of it is the same records.
+fn full_seed() -> Seed {
+    Seed::new()
+        .record(json!({
+            "type": "session",
+            "session": {"id": S1, "project": "/proj/alpha", "started_at": T0,
+                        "ended_at": T0 + HOUR, "meta": {"client": "claude-code", "model": "m1"},
+                        "observations": 3},
+            "keys": [{"client": "claude-code", "external_id": "ext-1"}],
+        }))
+        .obs(1, S1, T0 + MINUTE, "fix the 数据缓存 bug")
+        .set("kind", json!("user"))
+        .set("tool", Value::Null)
+        .set("tags", json!(["prompt", "bug"]))
+        .obs(2, S1, T0 + 2 * MINUTE, "cargo test")
+        .obs(3, S1, T0 + 3 * MINUTE, "export TOKEN=hunter2")
+        .private()
+        .summary(S1, "brief", T0 + HOUR, "Fixed the cache bug.")
+        .summary(S1, "detailed", T0 + HOUR, "Long story\nwith lines")
+        .session(S2, "/proj/beta", T0 + 2 * HOUR, None)
+        .set("observations", json!(1))
+        .obs(
+            4,
+            S2,
+            T0 + 2 * HOUR + MINUTE,
+            "note: ünïcödé \"quotes\" \\ and\ttab",
+        )
+        .set("kind", json!("note"))
+        .set("tool", Value::Null)
+}
+
+fn parse_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+/// Runs `export -o FILE` and returns the file's text.
+fn export(home: &Home, extra: &[&str]) -> String {
+    let file = home.work().join("out.jsonl");
+    let mut args = vec!["export", "-o", file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let run = home.run(&args, None).ok();
+    assert!(run.stdout.is_empty(), "{run}");
+    std::fs::read_to_string(file).unwrap()
+}
+
+fn count(home: &Home, table: &str) -> i64 {
+    home.db()
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn export_then_import_is_lossless() {
+    let seed = full_seed();
+    let first = seed.home("trigram");
+    let exported = export(&first, &[]);
+    assert_eq!(parse_lines(&exported), seed.records);
+
+    // Into a second home, and out again: the same bytes.
+    let second = Home::new();
+    let file = second.write("in.jsonl", exported.as_bytes());
+    let run = second
+        .run(&["import", "--json", file.to_str().unwrap()], None)
+        .ok();
+    assert_eq!(
+        run.json(),
+        json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0}),
+        "{run}"
+    );
+    assert_eq!(export(&second, &[]), exported);
+
+    // The private row kept its flag and its content, and is still private.
+    let private = &parse_lines(&exported)[3];
+    assert_eq!(private["id"], 3);
+    assert_eq!(private["private"], true);
+    assert_eq!(private["content"], "export TOKEN=hunter2");
+    assert_eq!(
+        ids(&search(&second, "trigram", "hunter2", &[])),
+        Vec::<i64>::new()
+    );
+    let run = second.run(&["show", S1, "--json"], None).ok();
+    assert_eq!(
+        run.json()["observations"][2]["content"],
+        "[PRIVATE]",
+        "{run}"
+    );
+    // Public rows were indexed.
+    assert_eq!(ids(&search(&second, "trigram", "缓存", &[])), vec![1]);
+    assert_eq!(ids(&search(&second, "trigram", "ünïcödé", &[])), vec![4]);
+}
+
+#[test]
+fn export_of_one_project_and_to_stdout() {
+    let seed = full_seed();
+    let home = seed.home("trigram");
+    let beta = export(&home, &["--project", "/proj/beta"]);
+    assert_eq!(parse_lines(&beta), seed.records[6..]);
+    let run = home.run(&["export"], None).ok();
+    assert_eq!(parse_lines(&run.stdout), seed.records, "{run}");
+    assert_eq!(run.stderr, "exported 8 records\n", "{run}");
+}
+
+#[test]
+fn importing_twice_adds_nothing() {
+    let seed = full_seed();
+    let home = Home::new();
+    assert_eq!(
+        seed.import(&home),
+        json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0})
+    );
+    let all_duplicates = json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 8});
+    assert_eq!(seed.import(&home), all_duplicates);
+    // From stdin as well.
+    let run = home
+        .run(&["import", "--json", "-"], Some(seed.jsonl().as_bytes()))
+        .ok();
+    assert_eq!(run.json(), all_duplicates, "{run}");
+    assert_eq!(count(&home, "sessions"), 2);
+    assert_eq!(count(&home, "observations"), 4);
+    assert_eq!(count(&home, "summaries"), 2);
+    assert_eq!(count(&home, "session_keys"), 1);
+    assert_eq!(ids(&search(&home, "trigram", "cargo test", &[])), vec![2]);
+    // Without --json, a sentence.
+    let file = home.write("again.jsonl", seed.jsonl().as_bytes());
+    let run = home.run(&["import", file.to_str().unwrap()], None).ok();
+    assert_eq!(
+        run.stdout, "imported 0 sessions, 0 observations, 0 summaries (8 already present)\n",
+        "{run}"
+    );
+}
+
+#[test]
+fn importing_another_stores_rows_with_taken_ids_once() {
+    // Two machines number their observations from 1.
+    let here = Seed::new()
+        .session(S1, "/proj/alpha", T0, None)
+        .obs(1, S1, T0 + MINUTE, "local one")
+        .obs(2, S1, T0 + 2 * MINUTE, "local two");
+    let there = Seed::new()
+        .session(S2, "/proj/alpha", T0 + HOUR, None)
+        .obs(1, S2, T0 + HOUR + MINUTE, "remote one")
+        .obs(2, S2, T0 + HOUR + 2 * MINUTE, "remote two");
+    let home = here.home("trigram");
+    assert_eq!(
+        there.import(&home),
+        json!({"sessions": 1, "observations": 2, "summaries": 0, "duplicates": 0})
+    );
+    assert_eq!(
+        there.import(&home),
+        json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 3})
+    );
+    assert_eq!(count(&home, "observations"), 4);
+    let out = search(&home, "trigram", "remote", &[]);
+    assert_eq!(out["hits"].as_array().unwrap().len(), 2, "{out}");
+    let out = search(&home, "trigram", "local one", &[]);
+    assert_eq!(ids(&out), vec![1], "{out}");
+}
+
+#[test]
+fn a_bad_line_stops_the_import_and_names_the_line() {
+    let home = Home::new();
+    let text = format!(
+        "{}\n{{\"type\":\"observation\",\"id\":1}}\n",
+        Seed::new().session(S1, "/p", T0, None).records[0]
+    );
+    let file = home.write("bad.jsonl", text.as_bytes());
+    let run = home.run(&["import", file.to_str().unwrap()], None).code(1);
+    assert!(
+        run.stderr
+            .starts_with("trae-mem: line 2 is not a trae-mem export record"),
+        "{run}"
+    );
+    let run = home.run(&["sessions", "--json"], None).ok();
+    assert_eq!(run.json(), json!([]), "{run}");
+}
+
+// ---------------------------------------------------------------------------
+// The database file
 
 #[test]
 fn an_empty_home_has_no_sessions() {
     let home = Home::new();
     let run = home.run(&["sessions", "--json"], None).ok();
-    assert_eq!(run.json(), serde_json::json!([]));
+    assert_eq!(run.json(), json!([]));
+}
+
+#[test]
+fn the_database_is_owner_only_and_in_wal_mode() {
+    let home = Home::new();
+    assert!(!home.db_path().exists());
+    home.run(&["sessions", "--json"], None).ok();
+    let mode = std::fs::metadata(home.db_path())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    let journal: String = home
+        .db()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(journal, "wal");
+
+    // A home that does not exist yet is created owner-only.
+    let fresh = home.work().join("new-home");
+    let run = home
+        .run(
+            &["--home", fresh.to_str().unwrap(), "sessions", "--json"],
+            None,
+        )
+        .ok();
+    assert_eq!(run.json(), json!([]), "{run}");
+    let dir_mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+    assert_eq!(dir_mode & 0o777, 0o700, "{dir_mode:o}");
+    let db_mode = std::fs::metadata(fresh.join("trae-mem.db"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(db_mode & 0o777, 0o600, "{db_mode:o}");
 }

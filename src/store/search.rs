@@ -163,7 +163,9 @@ impl Store {
         }
 
         let (nominations, weights) = if self.index == IndexMode::Like {
-            for term in &terms {
+            // SQLite's lower() folds ASCII letters only, so it can rule rows
+            // out only for ASCII terms; every term is confirmed below.
+            for term in terms.iter().filter(|t| t.text.is_ascii()) {
                 let placeholder = sql.bind(term.text.to_lowercase());
                 sql.text
                     .push_str(&format!(" AND instr(lower(o.content), {placeholder}) > 0"));
@@ -195,7 +197,9 @@ impl Store {
         };
 
         let counter = TermCounter::new(&terms)?;
-        let confirm = self.index == IndexMode::Trigram;
+        // Unicode61 matches words, which need not hold the term as written
+        // (diacritics); the other modes promise the substring itself.
+        let confirm = self.index != IndexMode::Unicode61;
         let mut candidates = Vec::with_capacity(RANKED_CANDIDATES);
         let mut stmt = self.conn.prepare_cached(&nominations)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(sql.params.iter()))?;
@@ -319,10 +323,12 @@ impl TermCounter {
 
     /// Occurrences of each term. ASCII case is folded on the fly; a text
     /// with other letters is lowercased first when that finds more.
+    /// Matches may overlap, so that a term inside another term (`store` in
+    /// `src/store/mod.rs`) is counted too.
     fn count(&self, text: &str) -> Vec<usize> {
         let tally = |ac: &aho_corasick::AhoCorasick, text: &str| {
             let mut counts = vec![0; self.terms];
-            ac.find_iter(text)
+            ac.find_overlapping_iter(text)
                 .for_each(|m| counts[m.pattern().as_usize()] += 1);
             counts
         };

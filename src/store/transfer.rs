@@ -208,12 +208,14 @@ fn import_record(
     Ok(())
 }
 
+/// Whether `obs` is already stored, under its own id or, when that id was
+/// taken by another row on an earlier import, under the id it was given then.
 fn is_same_observation(conn: &Connection, obs: &Observation) -> Result<bool> {
     let same = conn
         .prepare_cached(
-            "SELECT 1 FROM observations WHERE id = ?1 AND session_id = ?2 AND ts = ?3 AND content = ?4",
+            "SELECT 1 FROM observations WHERE session_id = ?1 AND ts = ?2 AND content = ?3",
         )?
-        .query_row(params![obs.id, obs.session_id, obs.ts, obs.content], |_| Ok(()))
+        .query_row(params![obs.session_id, obs.ts, obs.content], |_| Ok(()))
         .optional()?;
     Ok(same.is_some())
 }
