@@ -20,7 +20,21 @@ use trae_mem::store::{DB_FILE, OpenOptions, Store};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    if args.get(1).is_some_and(|a| a == "--rss-of") {
+        // Runs as a small process of its own: see `hook_rss_kb`.
+        let payload = std::fs::read(&args[4])?;
+        println!(
+            "{}",
+            child_rss_kb(Path::new(&args[2]), Path::new(&args[3]), &payload)?
+        );
+        return Ok(());
+    }
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
     let runs: usize = flag("--runs").map_or(Ok(300), |v| v.parse())?;
     let session_size: usize = flag("--session").map_or(Ok(5_000), |v| v.parse())?;
@@ -29,11 +43,24 @@ fn main() -> anyhow::Result<()> {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
     let export = dir.path().join("corpus.jsonl");
-    corpus::Corpus::new(7).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
+    corpus::Corpus::new(7).write_export(
+        observations,
+        &mut BufWriter::new(std::fs::File::create(&export)?),
+    )?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
-    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    store.import(
+        &mut BufReader::new(std::fs::File::open(&export)?),
+        &mut |_| {},
+    )?;
+    store
+        .conn()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     drop(store);
     println!("database: {observations} observations");
+    if args.iter().any(|a| a == "--keep") {
+        println!("keeping {}", dir.keep().display());
+        return Ok(());
+    }
 
     let floor = build_floor(dir.path())?;
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_trae-mem"));
@@ -55,11 +82,25 @@ fn main() -> anyhow::Result<()> {
         floor_ms.push(spawn(&floor, &[], &home, &payload)?);
         hook_ms.push(spawn(&exe, &["hook"], &home, &payload)?);
     }
-    let (floor_p50, hook_p50) = (percentile(&mut floor_ms, 50.0), percentile(&mut hook_ms, 50.0));
-    println!("floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut floor_ms, 95.0));
-    println!("hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut hook_ms, 95.0));
+    let (floor_p50, hook_p50) = (
+        percentile(&mut floor_ms, 50.0),
+        percentile(&mut hook_ms, 50.0),
+    );
+    println!(
+        "floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms",
+        percentile(&mut floor_ms, 95.0)
+    );
+    println!(
+        "hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms",
+        percentile(&mut hook_ms, 95.0)
+    );
     println!("hook / floor (p50)         {:.2}x", hook_p50 / floor_p50);
-    println!("peak memory of a hook      {:.1} MB (max RSS)", max_child_rss_kb() as f64 / 1024.0);
+    let payload_file = dir.path().join("payload.json");
+    std::fs::write(&payload_file, &payload)?;
+    println!(
+        "peak memory of a hook      {:.1} MB (max RSS)",
+        hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0
+    );
 
     // SessionEnd on a session of `session_size` observations.
     let end_session = "bench-end-session";
@@ -67,16 +108,29 @@ fn main() -> anyhow::Result<()> {
     for round in 0..5 {
         let sid = format!("{end_session}-{round}");
         fill_session(&exe, &home, &sid, session_size, dir.path())?;
-        let end = serde_json::to_vec(&json!({"session_id": sid, "cwd": "/home/dev/src/bench", "hook_event_name": "SessionEnd", "reason": "exit"}))?;
+        let end = serde_json::to_vec(
+            &json!({"session_id": sid, "cwd": "/home/dev/src/bench", "hook_event_name": "SessionEnd", "reason": "exit"}),
+        )?;
         ends.push(spawn(&exe, &["hook"], &home, &end)?);
     }
-    println!("hook SessionEnd ({session_size} obs)   p50 {:6.2} ms  (5 runs, summary included)", percentile(&mut ends, 50.0));
+    println!(
+        "hook SessionEnd ({session_size} obs)   p50 {:6.2} ms  (5 runs, summary included)",
+        percentile(&mut ends, 50.0)
+    );
     Ok(())
 }
 
 /// Adds `count` observations to a session keyed as the hook keys it, by import.
-fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) -> anyhow::Result<()> {
-    let start = serde_json::to_vec(&json!({"session_id": sid, "cwd": "/home/dev/src/bench", "hook_event_name": "SessionStart"}))?;
+fn fill_session(
+    exe: &Path,
+    home: &Path,
+    sid: &str,
+    count: usize,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let start = serde_json::to_vec(
+        &json!({"session_id": sid, "cwd": "/home/dev/src/bench", "hook_event_name": "SessionStart"}),
+    )?;
     spawn(exe, &["hook"], home, &start)?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
     let local: String = store.conn().query_row(
@@ -93,8 +147,13 @@ fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) ->
         writeln!(out, "{record}")?;
     }
     drop(out);
-    store.conn().execute("DELETE FROM observations WHERE id >= 900000000", [])?;
-    store.import(&mut BufReader::new(std::fs::File::open(&file)?), &mut |_| {})?;
+    store
+        .conn()
+        .execute("DELETE FROM observations WHERE id >= 900000000", [])?;
+    store.import(
+        &mut BufReader::new(std::fs::File::open(&file)?),
+        &mut |_| {},
+    )?;
     Ok(())
 }
 
@@ -119,7 +178,10 @@ fn spawn(exe: &Path, args: &[&str], home: &Path, payload: &[u8]) -> anyhow::Resu
 /// Compiles the floor: a Rust binary that reads stdin to the end and exits.
 fn build_floor(dir: &Path) -> anyhow::Result<PathBuf> {
     let source = dir.join("floor.rs");
-    std::fs::write(&source, "use std::io::Read;\nfn main() { let mut b = Vec::new(); std::io::stdin().read_to_end(&mut b).unwrap(); }\n")?;
+    std::fs::write(
+        &source,
+        "use std::io::Read;\nfn main() { let mut b = Vec::new(); std::io::stdin().read_to_end(&mut b).unwrap(); }\n",
+    )?;
     let out = dir.join("floor");
     let status = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
         .args(["-C", "opt-level=3", "-o"])
@@ -130,10 +192,41 @@ fn build_floor(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
-fn max_child_rss_kb() -> i64 {
+/// The peak resident memory of one hook process. A child shares its
+/// parent's memory until it execs, and the kernel counts that too; this
+/// process is large after the import, so a fresh small copy of this bench
+/// spawns the hook and reports.
+fn hook_rss_kb(exe: &Path, home: &Path, payload_file: &Path) -> anyhow::Result<i64> {
+    let out = Command::new(std::env::current_exe()?)
+        .arg("--rss-of")
+        .arg(exe)
+        .arg(home)
+        .arg(payload_file)
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "measuring memory failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8(out.stdout)?.trim().parse()?)
+}
+
+/// The peak resident memory of `exe hook`, from the kernel's own count.
+fn child_rss_kb(exe: &Path, home: &Path, payload: &[u8]) -> anyhow::Result<i64> {
+    let mut child = Command::new(exe)
+        .arg("hook")
+        .env("TRAE_MEM_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    child.stdin.take().expect("piped").write_all(payload)?;
+    let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    usage.ru_maxrss
+    // wait4 reports this one child's usage, unlike getrusage's running maximum.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    anyhow::ensure!(pid > 0, "wait4 failed");
+    Ok(usage.ru_maxrss)
 }
 
 fn percentile(values: &mut [f64], p: f64) -> f64 {

@@ -118,6 +118,9 @@ pub fn deliver(
     match store_event(loaded, &event, entry.received_at, deadline) {
         Ok((store, project)) => {
             let mut outcome = Outcome::default();
+            if let Err(err) = store.tidy_wal() {
+                outcome.warning = Some(format!("could not checkpoint the database: {err:#}"));
+            }
             if event.kind == EventKind::SessionStart && loaded.config.context.inject {
                 let context =
                     context::build(&store, &project, &loaded.config.context).unwrap_or(None);

@@ -34,6 +34,9 @@ pub use write::{NewObservation, SessionKey, Writer};
 /// The placeholder that stands wherever private text would have been shown.
 pub const PRIVATE_PLACEHOLDER: &str = "[PRIVATE]";
 
+/// The write-ahead log size past which `Store::tidy_wal` checkpoints it.
+const WAL_LIMIT: u64 = 1 << 20;
+
 /// The database file's name inside the home directory.
 pub const DB_FILE: &str = "trae-mem.db";
 
@@ -84,9 +87,12 @@ impl Store {
         conn.busy_timeout(options.busy_timeout)?;
         // Every hook is a short process whose connection is the last one to
         // close. By default SQLite would then checkpoint and delete the WAL
-        // on every call (four fsyncs, and the next process recreates it);
-        // checkpoints happen during commits instead (wal_autocheckpoint).
-        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        // on every call (fsyncs, and the next process recreates the files);
+        // `tidy_wal` checkpoints now and then instead.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )?;
         // WAL is persistent in the file; synchronous and foreign keys are per connection.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
         let mut conn = conn;
@@ -117,6 +123,23 @@ impl Store {
     /// The raw connection, mutably, to start transactions.
     pub fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
+    }
+
+    /// Keeps the write-ahead log short. Each hook is a new process, and the
+    /// first connection of a process rebuilds its index of the log by
+    /// reading all of it: about 1.4 ms per MB here. So once the log passes
+    /// `WAL_LIMIT`, copy it into the database and truncate it. Cheap to call:
+    /// one `stat` when there is nothing to do.
+    pub fn tidy_wal(&self) -> Result<()> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
+            // Busy (another process is in the middle of something) is fine:
+            // a later call will do it.
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
+        Ok(())
     }
 
     /// Runs SQLite's and FTS5's integrity checks; returns the problems found.

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::write::{NewObservation, Writer};
-use super::{Observation, Session, Store, Summary};
+use super::{Observation, Session, Store, Summary, index};
 
 /// A client's id for a session, as kept in `session_keys`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,6 +122,10 @@ impl Store {
             tx.commit()?;
             progress(bytes);
             if in_batch < BATCH {
+                if report.observations > 0 {
+                    index::optimize(&self.conn, self.index)?;
+                }
+                self.tidy_wal()?;
                 return Ok(report);
             }
         }
