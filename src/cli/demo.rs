@@ -16,10 +16,12 @@ use super::output::{self, Style, paint};
 const RECORDED: &str = include_str!("../../examples/demo/recorded.jsonl");
 const INVENTORY_API: &str = include_str!("../../examples/demo/inventory-api.jsonl");
 
-/// Replay recorded coding sessions through the real hook path into a fresh
-/// home, then show what trae-mem remembers: sessions, a search in English
-/// and in Chinese, a timeline, the summaries, and the context the next
-/// session starts with. Uses a new temporary home unless --home is given.
+/// See trae-mem work: replay recorded sessions, then search and recall them.
+///
+/// Replays recorded coding sessions through the real hook path into a fresh home, then shows
+/// what trae-mem remembers: sessions, a search in English and in Chinese, a timeline, the
+/// summaries, and the context the next session starts with.
+/// Uses a new temporary home unless --home is given.
 #[derive(Debug, Args)]
 pub struct Cmd {}
 

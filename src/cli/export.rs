@@ -8,9 +8,10 @@ use clap::Args;
 
 use super::{Env, project_arg};
 
-/// Write memory as JSON lines, one record a line: {"type":"session",...},
-/// {"type":"observation",...}, {"type":"summary",...}. Lossless: private
-/// rows are included with their flag. `trae-mem import` reads it back.
+/// Write memory to JSON lines (lossless).
+///
+/// One record a line: {"type":"session",...}, {"type":"observation",...}, {"type":"summary",...}.
+/// Lossless: private rows are included with their flag. `trae-mem import` reads it back.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// Only this project: a directory (resolved to its repository) or a stored project path.

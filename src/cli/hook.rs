@@ -13,10 +13,11 @@ use trae_mem::config;
 use trae_mem::hooks::{self, Call, Spool, SpoolEntry};
 use trae_mem::privacy::Privacy;
 
-/// Record one lifecycle event from a coding agent. The event's JSON payload
-/// comes on stdin. Exits 0 when the event is stored (or spooled to be
-/// stored later), 1 on trae-mem's own failure, never 2 (which would block
-/// the agent). At SessionStart it prints the memory to give the agent.
+/// Record one lifecycle event from a coding agent.
+///
+/// The event's JSON payload comes on stdin. Exits 0 when the event is stored (or spooled to
+/// be stored later), 1 on trae-mem's own failure, never 2 (which would block the agent). At
+/// SessionStart it prints the memory to give the agent.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The event: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,

@@ -9,8 +9,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Env, output};
 
-/// Read a file written by `trae-mem export`. Records already in memory are
-/// left alone, so importing twice is harmless.
+/// Read a file written by `trae-mem export`.
+///
+/// Records already in memory are left alone, so importing twice is harmless.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The JSON lines file; `-` reads stdin.

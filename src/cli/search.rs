@@ -9,9 +9,11 @@ use super::{Env, project_arg};
 use trae_mem::store::{Filters, SearchHit, SearchRequest};
 use trae_mem::timefmt;
 
-/// Search memory. Several words must all match, in any order; "quoted text"
-/// matches as written. Matching is by substring and ignores case, in any
-/// language. With no query, lists the most recent observations.
+/// Search memory.
+///
+/// Several words must all match, in any order; "quoted text" matches as written. Matching is
+/// by substring and ignores case, in any language. With no query, lists the most recent
+/// observations.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// What to find.

@@ -7,8 +7,9 @@ use super::Env;
 use super::output::{self, Style, paint};
 use trae_mem::timefmt;
 
-/// Print a session: its facts, its summaries and every observation
-/// (private ones as [PRIVATE]).
+/// Print one session in full.
+///
+/// Its facts, its summaries and every observation (private ones as [PRIVATE]).
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The session's id, or the start of it (as `trae-mem sessions` shows).

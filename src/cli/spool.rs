@@ -9,8 +9,10 @@ use super::output::{self, Style, paint};
 use trae_mem::hooks::{self, DeadLetter, Spool, SpoolEntry};
 use trae_mem::timefmt;
 
-/// Show or store the spool: events a hook could not store in time (a locked
-/// database, a full disk, a read-only home) and payloads it could not read.
+/// Show or store events that are waiting.
+///
+/// The spool holds events a hook could not store in time (a locked database, a full disk, a
+/// read-only home), and dead letters: payloads it could not read, kept byte for byte.
 #[derive(Debug, Args)]
 pub struct Cmd {
     #[command(subcommand)]

@@ -7,9 +7,10 @@ use super::Env;
 use trae_mem::hooks::record;
 use trae_mem::store::now_ms;
 
-/// Run the summarizer over a session again and replace its brief and
-/// detailed summaries (after a summarizer change, or for a session that
-/// never ended). Prints the new summaries.
+/// Summarize a session again, replacing its summaries.
+///
+/// Useful after a summarizer change, or for a session that never ended.
+/// Prints the new summaries.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The session's id, or the start of it.

@@ -7,8 +7,10 @@ use super::Env;
 use super::output::{self, Style, plain, styled};
 use trae_mem::timefmt;
 
-/// Show the observations of the same session within a window around one
-/// observation, in order. Find ids with `trae-mem search`.
+/// Show what happened around one observation.
+///
+/// Lists the observations of the same session within a window around it, in order.
+/// Find ids with `trae-mem search`.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The observation's id (the number after # in search results).
