@@ -23,18 +23,10 @@ fn main() -> anyhow::Result<()> {
     if args.get(1).is_some_and(|a| a == "--rss-of") {
         // Runs as a small process of its own: see `hook_rss_kb`.
         let payload = std::fs::read(&args[4])?;
-        println!(
-            "{}",
-            child_rss_kb(Path::new(&args[2]), Path::new(&args[3]), &payload)?
-        );
+        println!("{}", child_rss_kb(Path::new(&args[2]), Path::new(&args[3]), &payload)?);
         return Ok(());
     }
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
     let runs: usize = flag("--runs").map_or(Ok(300), |v| v.parse())?;
     let session_size: usize = flag("--session").map_or(Ok(5_000), |v| v.parse())?;
@@ -43,18 +35,10 @@ fn main() -> anyhow::Result<()> {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
     let export = dir.path().join("corpus.jsonl");
-    corpus::Corpus::new(7).write_export(
-        observations,
-        &mut BufWriter::new(std::fs::File::create(&export)?),
-    )?;
+    corpus::Corpus::new(7).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
-    store.import(
-        &mut BufReader::new(std::fs::File::open(&export)?),
-        &mut |_| {},
-    )?;
-    store
-        .conn()
-        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     drop(store);
     println!("database: {observations} observations");
     if args.iter().any(|a| a == "--keep") {
@@ -82,25 +66,13 @@ fn main() -> anyhow::Result<()> {
         floor_ms.push(spawn(&floor, &[], &home, &payload)?);
         hook_ms.push(spawn(&exe, &["hook"], &home, &payload)?);
     }
-    let (floor_p50, hook_p50) = (
-        percentile(&mut floor_ms, 50.0),
-        percentile(&mut hook_ms, 50.0),
-    );
-    println!(
-        "floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms",
-        percentile(&mut floor_ms, 95.0)
-    );
-    println!(
-        "hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms",
-        percentile(&mut hook_ms, 95.0)
-    );
+    let (floor_p50, hook_p50) = (percentile(&mut floor_ms, 50.0), percentile(&mut hook_ms, 50.0));
+    println!("floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut floor_ms, 95.0));
+    println!("hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut hook_ms, 95.0));
     println!("hook / floor (p50)         {:.2}x", hook_p50 / floor_p50);
     let payload_file = dir.path().join("payload.json");
     std::fs::write(&payload_file, &payload)?;
-    println!(
-        "peak memory of a hook      {:.1} MB (max RSS)",
-        hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0
-    );
+    println!("peak memory of a hook      {:.1} MB (max RSS)", hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0);
 
     // SessionEnd on a session of `session_size` observations.
     let end_session = "bench-end-session";
@@ -121,23 +93,14 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// Adds `count` observations to a session keyed as the hook keys it, by import.
-fn fill_session(
-    exe: &Path,
-    home: &Path,
-    sid: &str,
-    count: usize,
-    dir: &Path,
-) -> anyhow::Result<()> {
+fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) -> anyhow::Result<()> {
     let start = serde_json::to_vec(
         &json!({"session_id": sid, "cwd": "/home/dev/src/bench", "hook_event_name": "SessionStart"}),
     )?;
     spawn(exe, &["hook"], home, &start)?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
-    let local: String = store.conn().query_row(
-        "SELECT session_id FROM session_keys WHERE external_id = ?1",
-        [sid],
-        |r| r.get(0),
-    )?;
+    let local: String =
+        store.conn().query_row("SELECT session_id FROM session_keys WHERE external_id = ?1", [sid], |r| r.get(0))?;
     let file = dir.join(format!("{sid}.jsonl"));
     let mut out = BufWriter::new(std::fs::File::create(&file)?);
     for i in 0..count {
@@ -147,13 +110,8 @@ fn fill_session(
         writeln!(out, "{record}")?;
     }
     drop(out);
-    store
-        .conn()
-        .execute("DELETE FROM observations WHERE id >= 900000000", [])?;
-    store.import(
-        &mut BufReader::new(std::fs::File::open(&file)?),
-        &mut |_| {},
-    )?;
+    store.conn().execute("DELETE FROM observations WHERE id >= 900000000", [])?;
+    store.import(&mut BufReader::new(std::fs::File::open(&file)?), &mut |_| {})?;
     Ok(())
 }
 
@@ -197,17 +155,8 @@ fn build_floor(dir: &Path) -> anyhow::Result<PathBuf> {
 /// process is large after the import, so a fresh small copy of this bench
 /// spawns the hook and reports.
 fn hook_rss_kb(exe: &Path, home: &Path, payload_file: &Path) -> anyhow::Result<i64> {
-    let out = Command::new(std::env::current_exe()?)
-        .arg("--rss-of")
-        .arg(exe)
-        .arg(home)
-        .arg(payload_file)
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "measuring memory failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(std::env::current_exe()?).arg("--rss-of").arg(exe).arg(home).arg(payload_file).output()?;
+    anyhow::ensure!(out.status.success(), "measuring memory failed: {}", String::from_utf8_lossy(&out.stderr));
     Ok(String::from_utf8(out.stdout)?.trim().parse()?)
 }
 

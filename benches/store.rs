@@ -14,12 +14,7 @@ use trae_mem::store::{DB_FILE, Filters, OpenOptions, SearchRequest, Store};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
     let rounds: usize = flag("--rounds").map_or(Ok(30), |v| v.parse())?;
 
@@ -32,20 +27,11 @@ fn main() -> anyhow::Result<()> {
         let mut out = BufWriter::new(std::fs::File::create(&export)?);
         corpus::Corpus::new(7).write_export(observations, &mut out)?
     };
-    println!(
-        "corpus: {observations} observations, {:.1} MB of text",
-        raw_bytes as f64 / 1e6
-    );
+    println!("corpus: {observations} observations, {:.1} MB of text", raw_bytes as f64 / 1e6);
 
     let db = dir.path().join(DB_FILE);
     let index = flag("--index").map(|m| m.parse()).transpose()?;
-    let mut store = Store::open(
-        &db,
-        &OpenOptions {
-            index,
-            ..OpenOptions::default()
-        },
-    )?;
+    let mut store = Store::open(&db, &OpenOptions { index, ..OpenOptions::default() })?;
     let started = Instant::now();
     let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(&export)?);
     let report = store.import(&mut input, &mut |_| {})?;
@@ -57,9 +43,7 @@ fn main() -> anyhow::Result<()> {
         store.index_mode()
     );
 
-    store
-        .conn()
-        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     let db_bytes = std::fs::metadata(&db)?.len();
     println!(
         "size: {:.1} MB database for {:.1} MB text = {:.2}x",
@@ -70,12 +54,7 @@ fn main() -> anyhow::Result<()> {
 
     // Warm up, then time each query `rounds` times.
     let search = |text: &str| {
-        let request = SearchRequest {
-            text: text.to_owned(),
-            filters: Filters::default(),
-            limit: 20,
-            offset: 0,
-        };
+        let request = SearchRequest { text: text.to_owned(), filters: Filters::default(), limit: 20, offset: 0 };
         let started = Instant::now();
         let hits = store.search(&request).expect("search");
         (started.elapsed().as_secs_f64() * 1e3, hits.len())
@@ -93,10 +72,7 @@ fn main() -> anyhow::Result<()> {
             times.push(ms);
             found = hits;
         }
-        println!(
-            "  {q:<30} {:>7.2} ms median, {found} hits",
-            percentile(&mut times.clone(), 50.0)
-        );
+        println!("  {q:<30} {:>7.2} ms median, {found} hits", percentile(&mut times.clone(), 50.0));
         match by_category.iter_mut().find(|(c, _)| c == category) {
             Some((_, v)) => v.extend(&times),
             None => by_category.push((category, times.clone())),

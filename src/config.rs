@@ -32,6 +32,110 @@ pub struct Config {
     pub context: ContextSettings,
     pub hook: Hook,
     pub search: Search,
+    pub summarize: Summarize,
+    /// WebAssembly plugins. Default: none.
+    pub plugins: Vec<PluginDecl>,
+}
+
+/// Which summarizer runs at SessionEnd.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Summarize {
+    /// "builtin", or the name of a plugin whose role is "summarizer".
+    /// Default: "builtin".
+    pub summarizer: String,
+}
+
+impl Default for Summarize {
+    fn default() -> Self {
+        Self { summarizer: "builtin".to_owned() }
+    }
+}
+
+/// What a plugin does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Turns events (ModelResponse, FileChanged, ...) into observations.
+    EventHandler,
+    /// Shrinks large tool outputs before they are stored.
+    Sampler,
+    /// Replaces the built-in summarizer.
+    Summarizer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::EventHandler => "event-handler",
+            Role::Sampler => "sampler",
+            Role::Summarizer => "summarizer",
+        }
+    }
+}
+
+/// One `[[plugins]]` entry.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginDecl {
+    /// A unique name, used in logs and by `[summarize] summarizer`.
+    pub name: String,
+    /// The component's `.wasm` file, relative to the config file that declares it.
+    pub path: PathBuf,
+    pub role: Role,
+    /// For event handlers: the events handled; "*" is all of them.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// For samplers: the tools whose output is sampled; "*" is all of them.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// The file's expected SHA-256, in hex. A mismatch refuses the plugin.
+    pub sha256: Option<String>,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub grants: Grants,
+    /// Free settings, handed to the plugin as JSON by `host.config()`.
+    #[serde(default)]
+    pub config: toml::Table,
+}
+
+/// What one call of a plugin may use.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Wall-clock time per call, in milliseconds. Default: 500.
+    pub timeout_ms: u64,
+    /// Linear memory, in MiB. Default: 64.
+    pub memory_mb: u64,
+    /// The most bytes a call may return (all texts together). Default: 1048576.
+    pub max_output_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { timeout_ms: 500, memory_mb: 64, max_output_bytes: 1 << 20 }
+    }
+}
+
+/// What a plugin may reach beyond its own memory. Default: nothing.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Grants {
+    /// Host directories the plugin may read, at the same path inside it.
+    pub read_only_paths: Vec<PathBuf>,
+}
+
+impl PluginDecl {
+    /// Whether this plugin handles `event`.
+    pub fn handles(&self, event: &str) -> bool {
+        self.role == Role::EventHandler && self.events.iter().any(|e| e == "*" || e == event)
+    }
+
+    /// Whether this plugin samples `tool`'s output.
+    pub fn samples(&self, tool: &str) -> bool {
+        self.role == Role::Sampler && self.tools.iter().any(|t| t == "*" || t == tool)
+    }
 }
 
 /// What is recorded, and how much of it.
@@ -102,6 +206,8 @@ impl Default for Config {
             context: ContextSettings::default(),
             hook: Hook::default(),
             search: Search::default(),
+            summarize: Summarize::default(),
+            plugins: Vec::new(),
         }
     }
 }
@@ -121,20 +227,13 @@ impl Default for Capture {
 
 impl Default for Privacy {
     fn default() -> Self {
-        Self {
-            redact_secrets: true,
-            secret_patterns: Vec::new(),
-        }
+        Self { redact_secrets: true, secret_patterns: Vec::new() }
     }
 }
 
 impl Default for ContextSettings {
     fn default() -> Self {
-        Self {
-            inject: true,
-            budget_chars: 4000,
-            sessions: 5,
-        }
+        Self { inject: true, budget_chars: 4000, sessions: 5 }
     }
 }
 
@@ -146,18 +245,14 @@ impl Default for Hook {
 
 impl Default for Search {
     fn default() -> Self {
-        Self {
-            index: "auto".to_owned(),
-        }
+        Self { index: "auto".to_owned() }
     }
 }
 
 impl Capture {
     /// Whether `event` is to be recorded.
     pub fn records(&self, event: &str) -> bool {
-        self.events
-            .iter()
-            .any(|e| e == "*" || e.eq_ignore_ascii_case(event))
+        self.events.iter().any(|e| e == "*" || e.eq_ignore_ascii_case(event))
     }
 }
 
@@ -205,31 +300,28 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
         }
     }
     let mut config: Config = parse(merged, files.last().map(PathBuf::as_path))?;
-    if let Ok(ms) = std::env::var("TRAE_MEM_DEADLINE_MS") {
-        config.hook.deadline_ms = ms.trim().parse().with_context(|| {
-            format!("TRAE_MEM_DEADLINE_MS={ms:?} is not a number of milliseconds")
-        })?;
+    check(&config).context("the merged config files")?;
+    let summarizer = &config.summarize.summarizer;
+    if summarizer != "builtin" && !config.plugins.iter().any(|p| &p.name == summarizer && p.role == Role::Summarizer) {
+        bail!(
+            "[summarize] summarizer = {summarizer:?}: use \"builtin\" or the name of a plugin whose role is \"summarizer\""
+        );
     }
-    config
-        .search
-        .index_mode()
-        .context("bad [search] index or TRAE_MEM_INDEX")?;
-    Ok(Loaded {
-        config,
-        home,
-        files,
-    })
+    if let Ok(ms) = std::env::var("TRAE_MEM_DEADLINE_MS") {
+        config.hook.deadline_ms = ms
+            .trim()
+            .parse()
+            .with_context(|| format!("TRAE_MEM_DEADLINE_MS={ms:?} is not a number of milliseconds"))?;
+    }
+    config.search.index_mode().context("bad [search] index or TRAE_MEM_INDEX")?;
+    Ok(Loaded { config, home, files })
 }
 
 /// Default settings in the home that `--home`, `TRAE_MEM_HOME` or the
 /// default name: what a hook falls back on when the config cannot be read,
 /// so that the event is still stored.
 pub fn defaults(home_override: Option<&Path>) -> Result<Loaded> {
-    Ok(Loaded {
-        config: Config::default(),
-        home: resolve_home(home_override, None)?,
-        files: Vec::new(),
-    })
+    Ok(Loaded { config: Config::default(), home: resolve_home(home_override, None)?, files: Vec::new() })
 }
 
 /// The one place the home directory is decided: `--home` or `TRAE_MEM_HOME`,
@@ -251,21 +343,55 @@ fn resolve_home(home_override: Option<&Path>, from_config: Option<PathBuf>) -> R
 }
 
 fn find_upward(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .map(|dir| dir.join(CONFIG_FILE))
-        .find(|file| file.is_file())
+    start.ancestors().map(|dir| dir.join(CONFIG_FILE)).find(|file| file.is_file())
 }
 
 /// Reads one config file, checking it on its own first so that an error
 /// names this file, the line and the key, and lists what is allowed.
+/// Plugin paths become absolute, relative to this file.
 fn read_table(file: &Path) -> Result<toml::Table> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    if let Err(err) = toml::from_str::<Config>(&text) {
-        bail!("{}: {err}", file.display());
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let config = toml::from_str::<Config>(&text).map_err(|err| anyhow::anyhow!("{}: {err}", file.display()))?;
+    check(&config).map_err(|err| anyhow::anyhow!("{}: {err}", file.display()))?;
+    let mut table = text.parse::<toml::Table>()?;
+    let base = file.parent().unwrap_or(Path::new("."));
+    if let Some(toml::Value::Array(plugins)) = table.get_mut("plugins") {
+        for plugin in plugins.iter_mut().filter_map(toml::Value::as_table_mut) {
+            if let Some(toml::Value::String(path)) = plugin.get("path") {
+                let absolute = base.join(path).to_string_lossy().into_owned();
+                plugin.insert("path".to_owned(), toml::Value::String(absolute));
+            }
+        }
     }
-    Ok(text.parse::<toml::Table>()?)
+    Ok(table)
+}
+
+/// Checks what serde cannot: names, roles and values that must agree.
+fn check(config: &Config) -> Result<()> {
+    let mut names = std::collections::HashSet::new();
+    for plugin in &config.plugins {
+        if !names.insert(plugin.name.as_str()) {
+            bail!("two [[plugins]] are named {:?}; names must be unique", plugin.name);
+        }
+        match plugin.role {
+            Role::EventHandler if plugin.events.is_empty() => {
+                bail!("plugin {:?}: an event-handler needs `events`, such as [\"FileChanged\"] or [\"*\"]", plugin.name)
+            }
+            Role::Sampler if plugin.tools.is_empty() => {
+                bail!("plugin {:?}: a sampler needs `tools`, such as [\"Bash\"] or [\"*\"]", plugin.name)
+            }
+            _ => {}
+        }
+        if let Some(pin) = &plugin.sha256 {
+            if pin.len() != 64 || !pin.chars().all(|c| c.is_ascii_hexdigit()) {
+                bail!("plugin {:?}: `sha256` must be 64 hex digits, not {pin:?}", plugin.name);
+            }
+        }
+        if plugin.limits.timeout_ms == 0 || plugin.limits.memory_mb == 0 {
+            bail!("plugin {:?}: limits.timeout_ms and limits.memory_mb must be above 0", plugin.name);
+        }
+    }
+    Ok(())
 }
 
 fn home_from_table(table: &toml::Table, file: &Path) -> Result<Option<PathBuf>> {
@@ -275,20 +401,22 @@ fn home_from_table(table: &toml::Table, file: &Path) -> Result<Option<PathBuf>> 
             let base = file.parent().unwrap_or(Path::new("."));
             Ok(Some(base.join(home)))
         }
-        Some(other) => bail!(
-            "{}: `home` must be a string path, not {}",
-            file.display(),
-            other.type_str()
-        ),
+        Some(other) => bail!("{}: `home` must be a string path, not {}", file.display(), other.type_str()),
     }
 }
 
-/// Deep-merges `top` over `base`: tables merge, other values replace.
+/// Deep-merges `top` over `base`: tables merge, other values replace, and
+/// `[[plugins]]` from both are kept, a plugin in `top` replacing one of the
+/// same name in `base`.
 fn merge(base: &mut toml::Table, top: toml::Table) {
     for (key, value) in top {
         match (base.get_mut(&key), value) {
-            (Some(toml::Value::Table(base_table)), toml::Value::Table(top_table)) => {
-                merge(base_table, top_table)
+            (Some(toml::Value::Table(base_table)), toml::Value::Table(top_table)) => merge(base_table, top_table),
+            (Some(toml::Value::Array(base_plugins)), toml::Value::Array(top_plugins)) if key == "plugins" => {
+                let name = |v: &toml::Value| v.get("name").and_then(toml::Value::as_str).map(str::to_owned);
+                let replaced: Vec<Option<String>> = top_plugins.iter().map(name).collect();
+                base_plugins.retain(|p| !replaced.contains(&name(p)));
+                base_plugins.extend(top_plugins);
             }
             (_, value) => {
                 base.insert(key, value);
@@ -310,27 +438,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_example_config_is_the_default() {
-        let config: Config = toml::from_str(EXAMPLE).expect("trae-mem.toml parses");
+    fn the_example_config_shows_the_defaults_and_four_plugins() {
+        let mut config: Config = toml::from_str(EXAMPLE).expect("trae-mem.toml parses");
+        check(&config).unwrap();
+        let names: Vec<&str> = config.plugins.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["file-changed", "model-response", "head-tail-sampler", "sectioned-summarizer"]);
+        assert_eq!(config.summarize.summarizer, "sectioned-summarizer");
+        config.plugins.clear();
+        config.summarize = Summarize::default();
         assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn plugin_mistakes_are_named() {
+        let err = |text: &str| {
+            let config: Config = toml::from_str(text).unwrap();
+            check(&config).unwrap_err().to_string()
+        };
+        let plugin = "[[plugins]]\nname = \"a\"\npath = \"a.wasm\"\n";
+        assert!(err(&format!("{plugin}role = \"sampler\"\n")).contains("a sampler needs `tools`"));
+        assert!(err(&format!("{plugin}role = \"event-handler\"\n")).contains("an event-handler needs `events`"));
+        assert!(
+            err(&format!("{plugin}role = \"sampler\"\ntools = [\"*\"]\nsha256 = \"abc\"\n")).contains("64 hex digits")
+        );
+        let bad_role = toml::from_str::<Config>(&format!("{plugin}role = \"filter\"\n")).unwrap_err();
+        assert!(bad_role.message().contains("event-handler"), "{}", bad_role.message());
     }
 
     #[test]
     fn unknown_keys_are_named() {
         let err = toml::from_str::<Config>("[capture]\nprompt_char = 3\n").unwrap_err();
-        assert!(
-            err.message().contains("unknown field `prompt_char`"),
-            "{}",
-            err.message()
-        );
+        assert!(err.message().contains("unknown field `prompt_char`"), "{}", err.message());
         assert!(err.message().contains("prompt_chars"), "{}", err.message());
     }
 
     #[test]
     fn project_values_replace_global_ones_key_by_key() {
-        let mut base: toml::Table = "[capture]\nprompt_chars = 10\ntool_input_chars = 20\n"
-            .parse()
-            .unwrap();
+        let mut base: toml::Table = "[capture]\nprompt_chars = 10\ntool_input_chars = 20\n".parse().unwrap();
         merge(&mut base, "[capture]\nprompt_chars = 30\n".parse().unwrap());
         let config = parse(base, None).unwrap();
         assert_eq!(config.capture.prompt_chars, 30);

@@ -49,10 +49,7 @@ fn main() -> ExitCode {
         }
         Err(err) => err.exit(),
     };
-    let env = cli::Env {
-        home: cli.home,
-        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-    };
+    let env = cli::Env { home: cli.home, cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")) };
     // Die quietly when a pager or `head` closes the pipe, as Unix tools do;
     // but a hook always finishes its work and answers its client.
     #[cfg(unix)]

@@ -29,18 +29,8 @@ struct Pattern {
 }
 
 const PATTERNS: &[Pattern] = &[
-    Pattern {
-        hint: "akia",
-        regex: r"\bAKIA[0-9A-Z]{16}\b",
-        keep: "",
-        sample: "AKIAIOSFODNN7EXAMPLE",
-    },
-    Pattern {
-        hint: "asia",
-        regex: r"\bASIA[0-9A-Z]{16}\b",
-        keep: "",
-        sample: "ASIAIOSFODNN7EXAMPLE",
-    },
+    Pattern { hint: "akia", regex: r"\bAKIA[0-9A-Z]{16}\b", keep: "", sample: "AKIAIOSFODNN7EXAMPLE" },
+    Pattern { hint: "asia", regex: r"\bASIA[0-9A-Z]{16}\b", keep: "", sample: "ASIAIOSFODNN7EXAMPLE" },
     Pattern {
         hint: "gh",
         regex: r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
@@ -100,9 +90,8 @@ impl Privacy {
         let extra = extra
             .iter()
             .map(|p| {
-                Regex::new(p).with_context(|| {
-                    format!("[privacy] secret_patterns: {p:?} is not a valid regular expression")
-                })
+                Regex::new(p)
+                    .with_context(|| format!("[privacy] secret_patterns: {p:?} is not a valid regular expression"))
             })
             .collect::<Result<_>>()?;
         Ok(Self { redact, extra })
@@ -117,12 +106,8 @@ impl Privacy {
                 *s = clean;
                 private
             }
-            Value::Array(items) => items
-                .iter_mut()
-                .fold(false, |any, v| self.scrub_value(v) | any),
-            Value::Object(map) => map
-                .values_mut()
-                .fold(false, |any, v| self.scrub_value(v) | any),
+            Value::Array(items) => items.iter_mut().fold(false, |any, v| self.scrub_value(v) | any),
+            Value::Object(map) => map.values_mut().fold(false, |any, v| self.scrub_value(v) | any),
             _ => false,
         }
     }
@@ -185,27 +170,17 @@ struct Hints {
 fn hints() -> &'static Hints {
     static HINTS: OnceLock<Hints> = OnceLock::new();
     HINTS.get_or_init(|| {
-        let words: Vec<&'static str> = PATTERNS
-            .iter()
-            .map(|p| p.hint)
-            .filter(|h| !h.is_empty())
-            .chain(ASSIGNMENT_HINTS.iter().copied())
-            .collect();
-        let matcher = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(&words)
-            .expect("literal hints build");
+        let words: Vec<&'static str> =
+            PATTERNS.iter().map(|p| p.hint).filter(|h| !h.is_empty()).chain(ASSIGNMENT_HINTS.iter().copied()).collect();
+        let matcher = AhoCorasick::builder().ascii_case_insensitive(true).build(&words).expect("literal hints build");
         Hints { matcher, words }
     })
 }
 
 fn redact_builtin(text: &str) -> String {
     let hints = hints();
-    let found: Vec<&str> = hints
-        .matcher
-        .find_overlapping_iter(text)
-        .map(|m| hints.words[m.pattern().as_usize()])
-        .collect();
+    let found: Vec<&str> =
+        hints.matcher.find_overlapping_iter(text).map(|m| hints.words[m.pattern().as_usize()]).collect();
     if found.is_empty() {
         return text.to_owned();
     }
@@ -219,8 +194,7 @@ fn redact_builtin(text: &str) -> String {
         if !relevant {
             continue;
         }
-        let regex = compiled()[i]
-            .get_or_init(|| Regex::new(pattern.regex).expect("built-in pattern compiles"));
+        let regex = compiled()[i].get_or_init(|| Regex::new(pattern.regex).expect("built-in pattern compiles"));
         let replacement = format!("{}{REDACTED}", pattern.keep);
         if let std::borrow::Cow::Owned(replaced) = regex.replace_all(&out, replacement.as_str()) {
             out = replaced;
@@ -241,67 +215,34 @@ mod tests {
     fn every_pattern_redacts_its_sample_bare_and_embedded() {
         for pattern in PATTERNS {
             let (bare, _) = privacy().scrub(pattern.sample);
-            assert!(
-                bare.contains(REDACTED),
-                "{} not redacted: {bare}",
-                pattern.regex
-            );
+            assert!(bare.contains(REDACTED), "{} not redacted: {bare}", pattern.regex);
             let embedded = format!("before {} after", pattern.sample);
             let (out, _) = privacy().scrub(&embedded);
-            assert!(
-                out.starts_with("before ") && out.ends_with(" after"),
-                "{out}"
-            );
+            assert!(out.starts_with("before ") && out.ends_with(" after"), "{out}");
             assert!(out.contains(REDACTED), "{out}");
         }
     }
 
     #[test]
     fn keeps_the_name_of_what_was_redacted() {
-        assert_eq!(
-            privacy().scrub("export PASSWORD=hunter22 now").0,
-            "export PASSWORD=[REDACTED] now"
-        );
-        assert_eq!(
-            privacy().scrub(r#"{"api_key": "abcdef123"}"#).0,
-            r#"{"api_key": "[REDACTED]"}"#
-        );
-        assert_eq!(
-            privacy().scrub("Authorization: Bearer abcdefgh12345").0,
-            "Authorization: Bearer [REDACTED]"
-        );
+        assert_eq!(privacy().scrub("export PASSWORD=hunter22 now").0, "export PASSWORD=[REDACTED] now");
+        assert_eq!(privacy().scrub(r#"{"api_key": "abcdef123"}"#).0, r#"{"api_key": "[REDACTED]"}"#);
+        assert_eq!(privacy().scrub("Authorization: Bearer abcdefgh12345").0, "Authorization: Bearer [REDACTED]");
     }
 
     #[test]
     fn leaves_ordinary_text_alone() {
-        for text in [
-            "the tokenizer is trigram",
-            "monkey business",
-            "数据缓存",
-            "password reset flow works",
-        ] {
+        for text in ["the tokenizer is trigram", "monkey business", "数据缓存", "password reset flow works"] {
             assert_eq!(privacy().scrub(text).0, text);
         }
     }
 
     #[test]
     fn strips_private_spans() {
-        assert_eq!(
-            privacy().scrub("a <private>secret</private> b"),
-            ("a  b".to_owned(), false)
-        );
-        assert_eq!(
-            privacy().scrub("a <PRIVATE>x\ny</Private>b"),
-            ("a b".to_owned(), false)
-        );
-        assert_eq!(
-            privacy().scrub("keep <private>unclosed tail"),
-            ("keep ".to_owned(), false)
-        );
-        assert_eq!(
-            privacy().scrub("<private>all of it</private>"),
-            ("[PRIVATE]".to_owned(), true)
-        );
+        assert_eq!(privacy().scrub("a <private>secret</private> b"), ("a  b".to_owned(), false));
+        assert_eq!(privacy().scrub("a <PRIVATE>x\ny</Private>b"), ("a b".to_owned(), false));
+        assert_eq!(privacy().scrub("keep <private>unclosed tail"), ("keep ".to_owned(), false));
+        assert_eq!(privacy().scrub("<private>all of it</private>"), ("[PRIVATE]".to_owned(), true));
     }
 
     #[test]
@@ -316,9 +257,6 @@ mod tests {
     fn scrubs_nested_json_strings() {
         let mut v = serde_json::json!({"a": ["<private>x</private>", {"b": "token=abcdef"}]});
         assert!(privacy().scrub_value(&mut v));
-        assert_eq!(
-            v,
-            serde_json::json!({"a": ["[PRIVATE]", {"b": "token=[REDACTED]"}]})
-        );
+        assert_eq!(v, serde_json::json!({"a": ["[PRIVATE]", {"b": "token=[REDACTED]"}]}));
     }
 }

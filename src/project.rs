@@ -8,10 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The project that `dir` (absolute) belongs to, as a path string.
 pub fn identify(dir: &Path) -> String {
-    top_level(dir)
-        .unwrap_or_else(|| dir.to_path_buf())
-        .to_string_lossy()
-        .into_owned()
+    top_level(dir).unwrap_or_else(|| dir.to_path_buf()).to_string_lossy().into_owned()
 }
 
 fn top_level(dir: &Path) -> Option<PathBuf> {
@@ -63,14 +60,8 @@ mod tests {
         std::fs::write(main.join(".git/worktrees/feature/commondir"), "../..\n").unwrap();
         let worktree = root.join("feature");
         std::fs::create_dir_all(worktree.join("src")).unwrap();
-        std::fs::write(
-            worktree.join(".git"),
-            format!(
-                "gitdir: {}\n",
-                main.join(".git/worktrees/feature").display()
-            ),
-        )
-        .unwrap();
+        std::fs::write(worktree.join(".git"), format!("gitdir: {}\n", main.join(".git/worktrees/feature").display()))
+            .unwrap();
 
         assert_eq!(identify(&main.join("src/deep")), main.to_string_lossy());
         assert_eq!(identify(&worktree.join("src")), main.to_string_lossy());

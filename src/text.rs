@@ -10,10 +10,7 @@ pub fn clip(text: &str, max_chars: usize) -> String {
         None => text.to_owned(),
         Some(_) if max_chars == 0 => String::new(),
         Some(_) => {
-            let keep = text
-                .char_indices()
-                .nth(max_chars - 1)
-                .map_or(text.len(), |(i, _)| i);
+            let keep = text.char_indices().nth(max_chars - 1).map_or(text.len(), |(i, _)| i);
             let mut out = String::with_capacity(keep + CUT.len_utf8());
             out.push_str(&text[..keep]);
             out.push(CUT);
@@ -29,10 +26,7 @@ pub fn clip_json(value: &serde_json::Value, max_chars: usize) -> String {
     if let serde_json::Value::String(s) = value {
         return clip(s, max_chars);
     }
-    let mut writer = Capped {
-        buf: Vec::new(),
-        cap: max_chars.saturating_mul(4).saturating_add(8),
-    };
+    let mut writer = Capped { buf: Vec::new(), cap: max_chars.saturating_mul(4).saturating_add(8) };
     // An error here only means the cap was reached.
     let _ = serde_json::to_writer(&mut writer, value);
     clip(&String::from_utf8_lossy(&writer.buf), max_chars)

@@ -16,10 +16,7 @@ pub fn parse(text: &str) -> Result<i64> {
         return Ok(ts.as_millisecond());
     }
     let local = |dt: civil::DateTime| -> Result<i64> {
-        Ok(dt
-            .to_zoned_datetime(TimeZone::system())?
-            .timestamp()
-            .as_millisecond())
+        Ok(dt.to_zoned_datetime(TimeZone::system())?.timestamp().as_millisecond())
     };
     if let Ok(dt) = text.replacen(' ', "T", 1).parse::<civil::DateTime>() {
         return local(dt);
@@ -49,10 +46,7 @@ fn parse_age(text: &str) -> Option<i64> {
 
 /// Local time to the minute, for people: `2026-11-30 14:05`.
 pub fn local_minute(ms: i64) -> String {
-    zoned(ms).map_or_else(
-        || ms.to_string(),
-        |z| z.strftime("%Y-%m-%d %H:%M").to_string(),
-    )
+    zoned(ms).map_or_else(|| ms.to_string(), |z| z.strftime("%Y-%m-%d %H:%M").to_string())
 }
 
 /// Local time to the second: `14:05:09`.
@@ -66,11 +60,7 @@ pub fn local_date(ms: i64) -> String {
 }
 
 fn zoned(ms: i64) -> Option<ZonedDateTime> {
-    Some(
-        Timestamp::from_millisecond(ms)
-            .ok()?
-            .to_zoned_datetime(TimeZone::system()),
-    )
+    Some(Timestamp::from_millisecond(ms).ok()?.to_zoned_datetime(TimeZone::system()))
 }
 
 #[cfg(test)]

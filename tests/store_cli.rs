@@ -33,9 +33,7 @@ struct Seed {
 
 impl Seed {
     fn new() -> Self {
-        Self {
-            records: Vec::new(),
-        }
+        Self { records: Vec::new() }
     }
 
     /// A session record with empty meta and no keys.
@@ -92,11 +90,7 @@ impl Seed {
     /// Sets a field of the last record (inside `session` for a session record).
     fn set(mut self, field: &str, value: Value) -> Self {
         let last = self.records.last_mut().expect("a record to change");
-        let target = if last["type"] == "session" {
-            &mut last["session"]
-        } else {
-            last
-        };
+        let target = if last["type"] == "session" { &mut last["session"] } else { last };
         target[field] = value;
         self
     }
@@ -113,9 +107,7 @@ impl Seed {
     /// Imports into `home` with `env`; returns the `import --json` report.
     fn import_env(&self, home: &Home, env: &[(&str, &str)]) -> Value {
         let file = home.write("seed.jsonl", self.jsonl().as_bytes());
-        home.run_env(&["import", "--json", file.to_str().unwrap()], env, None)
-            .ok()
-            .json()
+        home.run_env(&["import", "--json", file.to_str().unwrap()], env, None).ok().json()
     }
 
     fn import(&self, home: &Home) -> Value {
@@ -147,12 +139,7 @@ fn search(home: &Home, mode: &str, query: &str, flags: &[&str]) -> Value {
 
 /// The hit ids, in order.
 fn ids(out: &Value) -> Vec<i64> {
-    out["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|hit| hit["id"].as_i64().unwrap())
-        .collect()
+    out["hits"].as_array().unwrap().iter().map(|hit| hit["id"].as_i64().unwrap()).collect()
 }
 
 fn id_set(out: &Value) -> BTreeSet<i64> {
@@ -194,10 +181,7 @@ fn corpus_seed(rows: &[Row]) -> Seed {
 fn substring_matches(rows: &[Row], terms: &[&str]) -> BTreeSet<i64> {
     rows.iter()
         .filter(|(_, content, private)| {
-            !private
-                && terms
-                    .iter()
-                    .all(|t| content.to_lowercase().contains(&t.to_lowercase()))
+            !private && terms.iter().all(|t| content.to_lowercase().contains(&t.to_lowercase()))
         })
         .map(|(id, _, _)| *id)
         .collect()
@@ -236,11 +220,7 @@ fn each_index_mode_is_reported_and_finds_what_it_promises() {
     for mode in MODES {
         let home = seed.home(mode);
         for &(query, substring, words) in cases {
-            let expected = if mode == "unicode61" {
-                words
-            } else {
-                substring
-            };
+            let expected = if mode == "unicode61" { words } else { substring };
             let out = search(&home, mode, query, &[]);
             assert_eq!(id_set(&out), set(expected), "{mode} {query:?}: {out}");
         }
@@ -260,46 +240,25 @@ fn a_new_database_defaults_to_trigram() {
 fn switching_the_index_mode_rebuilds_it_for_existing_rows() {
     let home = corpus_seed(MODE_ROWS).home("trigram");
     let stored_mode = || -> String {
-        home.db()
-            .query_row(
-                "SELECT value FROM store_meta WHERE key = 'index_mode'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap()
+        home.db().query_row("SELECT value FROM store_meta WHERE key = 'index_mode'", [], |r| r.get(0)).unwrap()
     };
     assert_eq!(stored_mode(), "trigram");
-    assert_eq!(
-        ids(&search(&home, "trigram", "tokenizer", &[])),
-        vec![3, 2, 1]
-    );
+    assert_eq!(ids(&search(&home, "trigram", "tokenizer", &[])), vec![3, 2, 1]);
 
     // unicode61 rebuilds from the stored rows (words only, private left out).
-    assert_eq!(
-        id_set(&search(&home, "unicode61", "tokenizer", &[])),
-        set(&[1, 2])
-    );
+    assert_eq!(id_set(&search(&home, "unicode61", "tokenizer", &[])), set(&[1, 2]));
     assert_eq!(stored_mode(), "unicode61");
 
     // A row written while in unicode61 mode is indexed in that mode...
     let later = Seed::new().obs(8, S1, T0 + 8 * MINUTE, "tokenizer added later");
     let report = later.import_env(&home, &[("TRAE_MEM_INDEX", "unicode61")]);
     assert_eq!(report["observations"], 1, "{report}");
-    assert_eq!(
-        id_set(&search(&home, "unicode61", "tokenizer", &[])),
-        set(&[1, 2, 8])
-    );
+    assert_eq!(id_set(&search(&home, "unicode61", "tokenizer", &[])), set(&[1, 2, 8]));
 
     // ...and every later mode sees all public rows.
-    assert_eq!(
-        id_set(&search(&home, "like", "tokenizer", &[])),
-        set(&[1, 2, 3, 8])
-    );
+    assert_eq!(id_set(&search(&home, "like", "tokenizer", &[])), set(&[1, 2, 3, 8]));
     assert_eq!(stored_mode(), "like");
-    assert_eq!(
-        id_set(&search(&home, "trigram", "tokenizer", &[])),
-        set(&[1, 2, 3, 8])
-    );
+    assert_eq!(id_set(&search(&home, "trigram", "tokenizer", &[])), set(&[1, 2, 3, 8]));
     assert_eq!(id_set(&search(&home, "trigram", "缓", &[])), set(&[4, 5]));
     assert_eq!(stored_mode(), "trigram");
 
@@ -312,35 +271,16 @@ fn switching_the_index_mode_rebuilds_it_for_existing_rows() {
 #[test]
 fn an_unknown_index_mode_is_refused() {
     let home = Home::new();
-    let run = home
-        .run_env(
-            &["search", "--json", "x"],
-            &[("TRAE_MEM_INDEX", "bigram")],
-            None,
-        )
-        .code(1);
+    let run = home.run_env(&["search", "--json", "x"], &[("TRAE_MEM_INDEX", "bigram")], None).code(1);
     assert!(run.stdout.is_empty(), "{run}");
-    assert!(
-        run.stderr.contains("unknown index mode \"bigram\""),
-        "{run}"
-    );
+    assert!(run.stderr.contains("unknown index mode \"bigram\""), "{run}");
 }
 
 #[test]
 fn case_is_ignored_beyond_ascii() {
-    let seed = corpus_seed(&[
-        (1, "Grüße aus MÜNCHEN", false),
-        (2, "ΣΦΑΛΜΑ δίσκου", false),
-        (3, "plain ascii", false),
-    ]);
-    let cases: &[(&str, &[i64])] = &[
-        ("münchen", &[1]),
-        ("MÜNCHEN", &[1]),
-        ("GRÜSSE", &[]),
-        ("grüße", &[1]),
-        ("σφαλμα", &[2]),
-        ("ΔΊΣΚΟΥ", &[2]),
-    ];
+    let seed = corpus_seed(&[(1, "Grüße aus MÜNCHEN", false), (2, "ΣΦΑΛΜΑ δίσκου", false), (3, "plain ascii", false)]);
+    let cases: &[(&str, &[i64])] =
+        &[("münchen", &[1]), ("MÜNCHEN", &[1]), ("GRÜSSE", &[]), ("grüße", &[1]), ("σφαλμα", &[2]), ("ΔΊΣΚΟΥ", &[2])];
     for mode in MODES {
         let home = seed.home(mode);
         for &(query, expected) in cases {
@@ -356,16 +296,8 @@ fn case_is_ignored_beyond_ascii() {
 // Query parsing
 
 const QUERY_ROWS: &[Row] = &[
-    (
-        1,
-        "error: database is locked while writing the journal",
-        false,
-    ),
-    (
-        2,
-        "Edited src/store/mod.rs to open the database in WAL mode",
-        false,
-    ),
+    (1, "error: database is locked while writing the journal", false),
+    (2, "Edited src/store/mod.rs to open the database in WAL mode", false),
     (3, "Edited src/store/schema.rs to add an index", false),
     (4, "fn main() { run(); }", false),
     (5, "the log says exact phrase here", false),
@@ -407,33 +339,17 @@ fn raw_queries_never_fail_in_any_mode() {
         for &(query, terms) in RAW_QUERIES {
             let out = search(&home, mode, query, &[]);
             let found = ids(&out);
-            assert!(
-                !found.contains(&12),
-                "{mode} {query:?} found a private row: {out}"
-            );
+            assert!(!found.contains(&12), "{mode} {query:?} found a private row: {out}");
             if terms.is_empty() {
                 // Nothing to find: the most recent public rows, unranked.
                 assert_eq!(found, public_newest_first, "{mode} {query:?}: {out}");
-                assert!(
-                    out["hits"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .all(|h| h["score"] == 0.0)
-                );
+                assert!(out["hits"].as_array().unwrap().iter().all(|h| h["score"] == 0.0));
             } else if mode != "unicode61" {
-                assert_eq!(
-                    id_set(&out),
-                    substring_matches(QUERY_ROWS, terms),
-                    "{mode} {query:?}: {out}"
-                );
+                assert_eq!(id_set(&out), substring_matches(QUERY_ROWS, terms), "{mode} {query:?}: {out}");
             }
             for hit in out["hits"].as_array().unwrap() {
                 if !terms.is_empty() && mode != "unicode61" {
-                    assert!(
-                        hit["snippet"].as_str().unwrap().contains('«'),
-                        "{mode} {query:?}: unmarked snippet {hit}"
-                    );
+                    assert!(hit["snippet"].as_str().unwrap().contains('«'), "{mode} {query:?}: unmarked snippet {hit}");
                 }
             }
         }
@@ -444,14 +360,8 @@ fn raw_queries_never_fail_in_any_mode() {
 fn code_and_operator_text_is_found_as_written() {
     let seed = corpus_seed(QUERY_ROWS);
     // Each query finds at least this row in every mode.
-    let cases: &[(&str, i64)] = &[
-        ("database is locked", 1),
-        ("fn main()", 4),
-        ("foo-bar", 7),
-        ("C++", 7),
-        ("key:value", 8),
-        ("NOT x", 11),
-    ];
+    let cases: &[(&str, i64)] =
+        &[("database is locked", 1), ("fn main()", 4), ("foo-bar", 7), ("C++", 7), ("key:value", 8), ("NOT x", 11)];
     for mode in MODES {
         let home = seed.home(mode);
         for &(query, id) in cases {
@@ -473,10 +383,7 @@ fn a_path_is_hit_first_and_a_similar_path_is_not_hit() {
     for (mode, home) in &home_per_mode {
         let out = search(home, mode, "src/store/mod.rs", &[]);
         assert_eq!(ids(&out), vec![2], "{mode}: {out}");
-        assert_eq!(
-            snippet(&out, 2),
-            "Edited «src/store/mod.rs» to open the database in WAL mode"
-        );
+        assert_eq!(snippet(&out, 2), "Edited «src/store/mod.rs» to open the database in WAL mode");
         let out = search(home, mode, "src/store", &[]);
         assert_eq!(id_set(&out), set(&[2, 3]), "{mode}: {out}");
     }
@@ -564,11 +471,7 @@ fn short_terms_are_found_as_substrings() {
 fn snippets_mark_every_match() {
     let long = format!("{} needle {}", "x".repeat(300), "y".repeat(300));
     let seed = corpus_seed(&[
-        (
-            1,
-            "error: database is locked while writing the journal",
-            false,
-        ),
+        (1, "error: database is locked while writing the journal", false),
         (2, "Database and database", false),
         (3, "启用数据缓存以后", false),
         (4, "缓存 失效", false),
@@ -577,10 +480,7 @@ fn snippets_mark_every_match() {
     for mode in MODES {
         let home = seed.home(mode);
         let out = search(&home, mode, "database is locked", &[]);
-        assert_eq!(
-            snippet(&out, 1),
-            "error: «database» «is» «locked» while writing the journal"
-        );
+        assert_eq!(snippet(&out, 1), "error: «database» «is» «locked» while writing the journal");
         // Case is kept, matches are found ignoring it.
         let out = search(&home, mode, "DATABASE", &[]);
         assert_eq!(snippet(&out, 2), "«Database» and «database»");
@@ -603,34 +503,18 @@ fn snippets_mark_every_match() {
 
 #[test]
 fn ranking_prefers_more_occurrences_and_shorter_text() {
-    let long = format!(
-        "the cache was mentioned once in this long line: {}",
-        "lorem ipsum dolor sit amet ".repeat(15)
-    );
+    let long = format!("the cache was mentioned once in this long line: {}", "lorem ipsum dolor sit amet ".repeat(15));
     let seed = Seed::new()
         .session(S1, "/proj/alpha", T0, None)
         .obs(1, S1, T0 + MINUTE, &long)
-        .obs(
-            2,
-            S1,
-            T0 + 2 * MINUTE,
-            "cache cache cache: the cache is hot",
-        )
+        .obs(2, S1, T0 + 2 * MINUTE, "cache cache cache: the cache is hot")
         .obs(3, S1, T0 + 3 * MINUTE, "cache warmed");
     for mode in MODES {
         let home = seed.home(mode);
         let out = search(&home, mode, "cache", &[]);
         assert_eq!(ids(&out), vec![2, 3, 1], "{mode}: {out}");
-        let scores: Vec<f64> = out["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["score"].as_f64().unwrap())
-            .collect();
-        assert!(
-            scores[0] > scores[1] && scores[1] > scores[2] && scores[2] > 0.0,
-            "{mode}: {scores:?}"
-        );
+        let scores: Vec<f64> = out["hits"].as_array().unwrap().iter().map(|h| h["score"].as_f64().unwrap()).collect();
+        assert!(scores[0] > scores[1] && scores[1] > scores[2] && scores[2] > 0.0, "{mode}: {scores:?}");
     }
 }
 
@@ -671,15 +555,7 @@ fn each_filter_narrows_search_and_listing() {
         // --since is inclusive, --until exclusive.
         (&["--since", "2026-11-30T00:10:00Z"], &[2, 3, 4, 5, 6]),
         (&["--until", "2026-11-30T01:10:00Z"], &[1, 2, 3, 4]),
-        (
-            &[
-                "--since",
-                "2026-11-30T00:10:00Z",
-                "--until",
-                "2026-11-30T01:10:00Z",
-            ],
-            &[2, 3, 4],
-        ),
+        (&["--since", "2026-11-30T00:10:00Z", "--until", "2026-11-30T01:10:00Z"], &[2, 3, 4]),
         // The same instant written with an offset.
         (&["--since", "2026-11-30T09:10:00+09:00"], &[2, 3, 4, 5, 6]),
         (&["--project", "/proj/alpha", "--tool", "Bash"], &[2]),
@@ -712,17 +588,9 @@ fn limit_and_offset_page_through_disjoint_results() {
             assert_eq!(all.len(), 6, "{mode} {query:?}");
             let mut paged = Vec::new();
             for offset in ["0", "2", "4"] {
-                let page = ids(&search(
-                    &home,
-                    mode,
-                    query,
-                    &["--limit", "2", "--offset", offset],
-                ));
+                let page = ids(&search(&home, mode, query, &["--limit", "2", "--offset", offset]));
                 assert_eq!(page.len(), 2, "{mode} {query:?} offset {offset}");
-                assert!(
-                    page.iter().all(|id| !paged.contains(id)),
-                    "{mode} {query:?}: page {page:?} repeats {paged:?}"
-                );
+                assert!(page.iter().all(|id| !paged.contains(id)), "{mode} {query:?}: page {page:?} repeats {paged:?}");
                 paged.extend(page);
             }
             assert_eq!(paged, all, "{mode} {query:?}");
@@ -772,11 +640,7 @@ fn private_rows_never_come_back_from_search() {
     // The trigram index holds none of its text.
     let in_index: i64 = home
         .db()
-        .query_row(
-            "SELECT count(*) FROM observations_fts_vocab WHERE term IN ('hun', 'ter', 'pas')",
-            [],
-            |r| r.get(0),
-        )
+        .query_row("SELECT count(*) FROM observations_fts_vocab WHERE term IN ('hun', 'ter', 'pas')", [], |r| r.get(0))
         .unwrap();
     assert_eq!(in_index, 0);
 }
@@ -833,22 +697,12 @@ fn timeline_seed() -> Seed {
 /// The ids of `timeline ID --window MINUTES --json`, after checking its header.
 fn timeline(home: &Home, id: i64, window: i64) -> Vec<i64> {
     let (id_arg, window_arg) = (id.to_string(), window.to_string());
-    let run = home
-        .run(
-            &["timeline", &id_arg, "--window", &window_arg, "--json"],
-            None,
-        )
-        .ok();
+    let run = home.run(&["timeline", &id_arg, "--window", &window_arg, "--json"], None).ok();
     let out = run.json();
     assert_eq!(out["anchor"], id, "{run}");
     assert_eq!(out["session_id"], S1, "{run}");
     assert_eq!(out["window_minutes"], window, "{run}");
-    out["observations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["id"].as_i64().unwrap())
-        .collect()
+    out["observations"].as_array().unwrap().iter().map(|o| o["id"].as_i64().unwrap()).collect()
 }
 
 #[test]
@@ -857,12 +711,8 @@ fn timeline_includes_its_window_edges_in_time_then_id_order() {
     assert_eq!(timeline(&home, 5, 10), vec![3, 9, 5, 12, 6, 7, 8]);
     // The default window is 10 minutes.
     let run = home.run(&["timeline", "5", "--json"], None).ok();
-    let default: Vec<i64> = run.json()["observations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["id"].as_i64().unwrap())
-        .collect();
+    let default: Vec<i64> =
+        run.json()["observations"].as_array().unwrap().iter().map(|o| o["id"].as_i64().unwrap()).collect();
     assert_eq!(default, vec![3, 9, 5, 12, 6, 7, 8], "{run}");
     // A zero window: only rows at the very same time.
     assert_eq!(timeline(&home, 7, 0), vec![6, 7]);
@@ -874,10 +724,7 @@ fn timeline_anchored_at_the_first_and_last_row_of_a_session() {
     let home = timeline_seed().home("trigram");
     assert_eq!(timeline(&home, 1, 30), vec![1, 2, 3, 9, 5]);
     assert_eq!(timeline(&home, 11, 30), vec![5, 12, 6, 7, 8, 10, 11]);
-    assert_eq!(
-        timeline(&home, 1, 600),
-        vec![1, 2, 3, 9, 5, 12, 6, 7, 8, 10, 11]
-    );
+    assert_eq!(timeline(&home, 1, 600), vec![1, 2, 3, 9, 5, 12, 6, 7, 8, 10, 11]);
 }
 
 #[test]
@@ -885,10 +732,7 @@ fn timeline_of_an_unknown_id_fails_clearly() {
     let home = timeline_seed().home("trigram");
     let run = home.run(&["timeline", "999", "--json"], None).code(1);
     assert!(run.stdout.is_empty(), "{run}");
-    assert_eq!(
-        run.stderr, "trae-mem: no observation has id 999; `trae-mem search` shows ids\n",
-        "{run}"
-    );
+    assert_eq!(run.stderr, "trae-mem: no observation has id 999; `trae-mem search` shows ids\n", "{run}");
 }
 
 // ---------------------------------------------------------------------------
@@ -920,11 +764,7 @@ fn sessions_seed() -> Seed {
 }
 
 fn session_json(id: &str, project: &str, started: i64, ended: Option<i64>, count: i64) -> Value {
-    let meta = if id == SA {
-        json!({"client": "claude-code"})
-    } else {
-        json!({})
-    };
+    let meta = if id == SA { json!({"client": "claude-code"}) } else { json!({}) };
     json!({"id": id, "project": project, "started_at": started, "ended_at": ended,
            "meta": meta, "observations": count})
 }
@@ -938,15 +778,11 @@ fn sessions_are_listed_newest_first_with_counts() {
 
     let run = home.run(&["sessions", "--json"], None).ok();
     assert_eq!(run.json(), json!([sb, sc, sa]), "{run}");
-    let run = home
-        .run(&["sessions", "--json", "--project", "/proj/alpha"], None)
-        .ok();
+    let run = home.run(&["sessions", "--json", "--project", "/proj/alpha"], None).ok();
     assert_eq!(run.json(), json!([sc, sa]), "{run}");
     let run = home.run(&["sessions", "--json", "--limit", "1"], None).ok();
     assert_eq!(run.json(), json!([sb]), "{run}");
-    let run = home
-        .run(&["sessions", "--json", "--project", "/proj/none"], None)
-        .ok();
+    let run = home.run(&["sessions", "--json", "--project", "/proj/none"], None).ok();
     assert_eq!(run.json(), json!([]), "{run}");
 }
 
@@ -986,17 +822,10 @@ fn show_refuses_unknown_and_ambiguous_sessions() {
     let home = sessions_seed().home("trigram");
     let run = home.run(&["show", "ffff", "--json"], None).code(1);
     assert!(run.stdout.is_empty(), "{run}");
-    assert_eq!(
-        run.stderr, "trae-mem: no session has id \"ffff\"; `trae-mem sessions` lists them\n",
-        "{run}"
-    );
+    assert_eq!(run.stderr, "trae-mem: no session has id \"ffff\"; `trae-mem sessions` lists them\n", "{run}");
     let run = home.run(&["show", "aaaa", "--json"], None).code(1);
     assert!(run.stdout.is_empty(), "{run}");
-    assert!(
-        run.stderr
-            .contains("\"aaaa\" is the start of several session ids"),
-        "{run}"
-    );
+    assert!(run.stderr.contains("\"aaaa\" is the start of several session ids"), "{run}");
 }
 
 // ---------------------------------------------------------------------------
@@ -1026,20 +855,13 @@ fn full_seed() -> Seed {
         .summary(S1, "detailed", T0 + HOUR, "Long story\nwith lines")
         .session(S2, "/proj/beta", T0 + 2 * HOUR, None)
         .set("observations", json!(1))
-        .obs(
-            4,
-            S2,
-            T0 + 2 * HOUR + MINUTE,
-            "note: ünïcödé \"quotes\" \\ and\ttab",
-        )
+        .obs(4, S2, T0 + 2 * HOUR + MINUTE, "note: ünïcödé \"quotes\" \\ and\ttab")
         .set("kind", json!("note"))
         .set("tool", Value::Null)
 }
 
 fn parse_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect()
+    text.lines().map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"))).collect()
 }
 
 /// Runs `export -o FILE` and returns the file's text.
@@ -1053,9 +875,7 @@ fn export(home: &Home, extra: &[&str]) -> String {
 }
 
 fn count(home: &Home, table: &str) -> i64 {
-    home.db()
-        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-        .unwrap()
+    home.db().query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
 }
 
 #[test]
@@ -1068,14 +888,8 @@ fn export_then_import_is_lossless() {
     // Into a second home, and out again: the same bytes.
     let second = Home::new();
     let file = second.write("in.jsonl", exported.as_bytes());
-    let run = second
-        .run(&["import", "--json", file.to_str().unwrap()], None)
-        .ok();
-    assert_eq!(
-        run.json(),
-        json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0}),
-        "{run}"
-    );
+    let run = second.run(&["import", "--json", file.to_str().unwrap()], None).ok();
+    assert_eq!(run.json(), json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0}), "{run}");
     assert_eq!(export(&second, &[]), exported);
 
     // The private row kept its flag and its content, and is still private.
@@ -1083,16 +897,9 @@ fn export_then_import_is_lossless() {
     assert_eq!(private["id"], 3);
     assert_eq!(private["private"], true);
     assert_eq!(private["content"], "export TOKEN=hunter2");
-    assert_eq!(
-        ids(&search(&second, "trigram", "hunter2", &[])),
-        Vec::<i64>::new()
-    );
+    assert_eq!(ids(&search(&second, "trigram", "hunter2", &[])), Vec::<i64>::new());
     let run = second.run(&["show", S1, "--json"], None).ok();
-    assert_eq!(
-        run.json()["observations"][2]["content"],
-        "[PRIVATE]",
-        "{run}"
-    );
+    assert_eq!(run.json()["observations"][2]["content"], "[PRIVATE]", "{run}");
     // Public rows were indexed.
     assert_eq!(ids(&search(&second, "trigram", "缓存", &[])), vec![1]);
     assert_eq!(ids(&search(&second, "trigram", "ünïcödé", &[])), vec![4]);
@@ -1113,16 +920,11 @@ fn export_of_one_project_and_to_stdout() {
 fn importing_twice_adds_nothing() {
     let seed = full_seed();
     let home = Home::new();
-    assert_eq!(
-        seed.import(&home),
-        json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0})
-    );
+    assert_eq!(seed.import(&home), json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0}));
     let all_duplicates = json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 8});
     assert_eq!(seed.import(&home), all_duplicates);
     // From stdin as well.
-    let run = home
-        .run(&["import", "--json", "-"], Some(seed.jsonl().as_bytes()))
-        .ok();
+    let run = home.run(&["import", "--json", "-"], Some(seed.jsonl().as_bytes())).ok();
     assert_eq!(run.json(), all_duplicates, "{run}");
     assert_eq!(count(&home, "sessions"), 2);
     assert_eq!(count(&home, "observations"), 4);
@@ -1132,32 +934,25 @@ fn importing_twice_adds_nothing() {
     // Without --json, a sentence.
     let file = home.write("again.jsonl", seed.jsonl().as_bytes());
     let run = home.run(&["import", file.to_str().unwrap()], None).ok();
-    assert_eq!(
-        run.stdout, "imported 0 sessions, 0 observations, 0 summaries (8 already present)\n",
-        "{run}"
-    );
+    assert_eq!(run.stdout, "imported 0 sessions, 0 observations, 0 summaries (8 already present)\n", "{run}");
 }
 
 #[test]
 fn importing_another_stores_rows_with_taken_ids_once() {
     // Two machines number their observations from 1.
-    let here = Seed::new()
-        .session(S1, "/proj/alpha", T0, None)
-        .obs(1, S1, T0 + MINUTE, "local one")
-        .obs(2, S1, T0 + 2 * MINUTE, "local two");
+    let here = Seed::new().session(S1, "/proj/alpha", T0, None).obs(1, S1, T0 + MINUTE, "local one").obs(
+        2,
+        S1,
+        T0 + 2 * MINUTE,
+        "local two",
+    );
     let there = Seed::new()
         .session(S2, "/proj/alpha", T0 + HOUR, None)
         .obs(1, S2, T0 + HOUR + MINUTE, "remote one")
         .obs(2, S2, T0 + HOUR + 2 * MINUTE, "remote two");
     let home = here.home("trigram");
-    assert_eq!(
-        there.import(&home),
-        json!({"sessions": 1, "observations": 2, "summaries": 0, "duplicates": 0})
-    );
-    assert_eq!(
-        there.import(&home),
-        json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 3})
-    );
+    assert_eq!(there.import(&home), json!({"sessions": 1, "observations": 2, "summaries": 0, "duplicates": 0}));
+    assert_eq!(there.import(&home), json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 3}));
     assert_eq!(count(&home, "observations"), 4);
     let out = search(&home, "trigram", "remote", &[]);
     assert_eq!(out["hits"].as_array().unwrap().len(), 2, "{out}");
@@ -1168,17 +963,11 @@ fn importing_another_stores_rows_with_taken_ids_once() {
 #[test]
 fn a_bad_line_stops_the_import_and_names_the_line() {
     let home = Home::new();
-    let text = format!(
-        "{}\n{{\"type\":\"observation\",\"id\":1}}\n",
-        Seed::new().session(S1, "/p", T0, None).records[0]
-    );
+    let text =
+        format!("{}\n{{\"type\":\"observation\",\"id\":1}}\n", Seed::new().session(S1, "/p", T0, None).records[0]);
     let file = home.write("bad.jsonl", text.as_bytes());
     let run = home.run(&["import", file.to_str().unwrap()], None).code(1);
-    assert!(
-        run.stderr
-            .starts_with("trae-mem: line 2 is not a trae-mem export record"),
-        "{run}"
-    );
+    assert!(run.stderr.starts_with("trae-mem: line 2 is not a trae-mem export record"), "{run}");
     let run = home.run(&["sessions", "--json"], None).ok();
     assert_eq!(run.json(), json!([]), "{run}");
 }
@@ -1198,31 +987,17 @@ fn the_database_is_owner_only_and_in_wal_mode() {
     let home = Home::new();
     assert!(!home.db_path().exists());
     home.run(&["sessions", "--json"], None).ok();
-    let mode = std::fs::metadata(home.db_path())
-        .unwrap()
-        .permissions()
-        .mode();
+    let mode = std::fs::metadata(home.db_path()).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
-    let journal: String = home
-        .db()
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .unwrap();
+    let journal: String = home.db().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(journal, "wal");
 
     // A home that does not exist yet is created owner-only.
     let fresh = home.work().join("new-home");
-    let run = home
-        .run(
-            &["--home", fresh.to_str().unwrap(), "sessions", "--json"],
-            None,
-        )
-        .ok();
+    let run = home.run(&["--home", fresh.to_str().unwrap(), "sessions", "--json"], None).ok();
     assert_eq!(run.json(), json!([]), "{run}");
     let dir_mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
     assert_eq!(dir_mode & 0o777, 0o700, "{dir_mode:o}");
-    let db_mode = std::fs::metadata(fresh.join("trae-mem.db"))
-        .unwrap()
-        .permissions()
-        .mode();
+    let db_mode = std::fs::metadata(fresh.join("trae-mem.db")).unwrap().permissions().mode();
     assert_eq!(db_mode & 0o777, 0o600, "{db_mode:o}");
 }

@@ -38,8 +38,7 @@ impl Run {
     /// Parses stdout as JSON.
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{self}"))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{self}"))
     }
 }
 
@@ -129,13 +128,9 @@ impl Home {
 
 /// Runs a prepared command, feeding `stdin`, and collects what it did.
 pub fn run_command(mut cmd: Command, args: &[&str], stdin: Option<&[u8]>) -> Run {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn trae-mem");
     if let Some(input) = stdin {
         let mut pipe = child.stdin.take().unwrap();

@@ -207,19 +207,8 @@ const IDENTS: &[&str] = &[
     "cargo test",
     "npm run build",
 ];
-const DIRS: &[&str] = &[
-    "src",
-    "src/store",
-    "src/cli",
-    "src/hooks",
-    "tests",
-    "crates/core/src",
-    "lib",
-    "app/api",
-];
-const FILES: &[&str] = &[
-    "mod", "main", "lib", "config", "search", "schema", "handler", "utils", "index", "client",
-];
+const DIRS: &[&str] = &["src", "src/store", "src/cli", "src/hooks", "tests", "crates/core/src", "lib", "app/api"];
+const FILES: &[&str] = &["mod", "main", "lib", "config", "search", "schema", "handler", "utils", "index", "client"];
 const EXTS: &[&str] = &["rs", "py", "ts", "go", "toml", "json", "md"];
 const TOOLS: &[&str] = &["Bash", "Read", "Edit", "Grep", "Write", "Glob"];
 
@@ -238,18 +227,11 @@ impl Corpus {
         let mut rng = fastrand::Rng::with_seed(seed);
         // A real vocabulary is large: the listed words are its common head,
         // generated ones its long tail, so a query matches a realistic share.
-        let syllables = [
-            "ka", "lo", "mi", "ser", "tra", "ven", "pol", "dex", "qui", "ron", "zel", "fa", "gen",
-            "hub",
-        ];
+        let syllables = ["ka", "lo", "mi", "ser", "tra", "ven", "pol", "dex", "qui", "ron", "zel", "fa", "gen", "hub"];
         let mut english: Vec<String> = EN.iter().map(|w| w.to_string()).collect();
         while english.len() < 6_000 {
             let n = rng.usize(2..4);
-            english.push(
-                (0..n)
-                    .map(|_| syllables[rng.usize(..syllables.len())])
-                    .collect(),
-            );
+            english.push((0..n).map(|_| syllables[rng.usize(..syllables.len())]).collect());
         }
         let hanzi: Vec<char> = HANZI.chars().collect();
         let mut chinese: Vec<String> = ZH.iter().map(|w| w.to_string()).collect();
@@ -257,18 +239,12 @@ impl Corpus {
             let n = rng.usize(2..4);
             chinese.push((0..n).map(|_| hanzi[rng.usize(..hanzi.len())]).collect());
         }
-        Self {
-            rng,
-            english,
-            chinese,
-        }
+        Self { rng, english, chinese }
     }
 
     /// Zipf-like over a list: the first entries are far more common.
     fn zipf(&mut self, len: usize) -> usize {
-        ((len as f64).powf(self.rng.f64()) as usize)
-            .saturating_sub(1)
-            .min(len - 1)
+        ((len as f64).powf(self.rng.f64()) as usize).saturating_sub(1).min(len - 1)
     }
 
     fn pick<'a>(&mut self, list: &[&'a str]) -> &'a str {
@@ -276,22 +252,12 @@ impl Corpus {
     }
 
     pub fn path(&mut self) -> String {
-        format!(
-            "{}/{}.{}",
-            self.pick(DIRS),
-            self.pick(FILES),
-            self.pick(EXTS)
-        )
+        format!("{}/{}.{}", self.pick(DIRS), self.pick(FILES), self.pick(EXTS))
     }
 
     fn english(&mut self, words: usize) -> String {
         let picked: Vec<usize> = (0..words).map(|_| self.zipf(self.english.len())).collect();
-        picked
-            .iter()
-            .map(|&i| self.english[i].as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-            + "."
+        picked.iter().map(|&i| self.english[i].as_str()).collect::<Vec<_>>().join(" ") + "."
     }
 
     fn chinese(&mut self, words: usize) -> String {
@@ -303,25 +269,9 @@ impl Corpus {
 
     fn code_line(&mut self) -> String {
         match self.rng.u8(0..4) {
-            0 => format!(
-                "    let {} = {}(&{})?;",
-                self.pick(FILES),
-                self.pick(IDENTS),
-                self.pick(EN)
-            ),
-            1 => format!(
-                "{}:{}: {}",
-                self.path(),
-                self.rng.u32(1..900),
-                self.pick(IDENTS)
-            ),
-            2 => format!(
-                "error[E0{}]: {} {} in {}",
-                self.rng.u32(100..800),
-                self.pick(EN),
-                self.pick(EN),
-                self.path()
-            ),
+            0 => format!("    let {} = {}(&{})?;", self.pick(FILES), self.pick(IDENTS), self.pick(EN)),
+            1 => format!("{}:{}: {}", self.path(), self.rng.u32(1..900), self.pick(IDENTS)),
+            2 => format!("error[E0{}]: {} {} in {}", self.rng.u32(100..800), self.pick(EN), self.pick(EN), self.path()),
             _ => format!(
                 "test {}::{} ... {}",
                 self.pick(FILES),
@@ -361,11 +311,7 @@ impl Corpus {
 
     /// Writes `observations` observations in sessions of about 50, as the
     /// export format, and returns the raw text bytes written.
-    pub fn write_export(
-        &mut self,
-        observations: usize,
-        out: &mut dyn Write,
-    ) -> std::io::Result<u64> {
+    pub fn write_export(&mut self, observations: usize, out: &mut dyn Write) -> std::io::Result<u64> {
         let mut raw = 0u64;
         let start = 1_764_000_000_000i64;
         let mut ts = start;

@@ -34,8 +34,8 @@ impl Adapter for ClaudeCode {
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {
-        let wire: Wire = serde_json::from_value(payload.clone())
-            .context("the payload's fields have unexpected types")?;
+        let wire: Wire =
+            serde_json::from_value(payload.clone()).context("the payload's fields have unexpected types")?;
         let name = event
             .map(str::to_owned)
             .or(wire.hook_event_name)
@@ -68,7 +68,8 @@ impl Adapter for ClaudeCode {
 
     fn context_output(&self, event: &Event, context: &str) -> Option<String> {
         matches!(event.kind, EventKind::SessionStart | EventKind::UserPromptSubmit).then(|| {
-            json!({"hookSpecificOutput": {"hookEventName": event.kind.name(), "additionalContext": context}}).to_string()
+            json!({"hookSpecificOutput": {"hookEventName": event.kind.name(), "additionalContext": context}})
+                .to_string()
         })
     }
 }

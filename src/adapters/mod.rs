@@ -34,9 +34,6 @@ pub const CLIENTS: &[&str] = &["claude-code"];
 pub fn for_client(client: &str) -> Result<Box<dyn Adapter>> {
     match client {
         "claude-code" | "claude" => Ok(Box::new(claude_code::ClaudeCode)),
-        other => bail!(
-            "unknown client {other:?}; supported: {}",
-            CLIENTS.join(", ")
-        ),
+        other => bail!("unknown client {other:?}; supported: {}", CLIENTS.join(", ")),
     }
 }

@@ -46,37 +46,17 @@ impl Cmd {
             .collect::<Result<_, _>>()
             .context("the demo data is corrupt")?;
 
-        heading(
-            &format!(
-                "Replaying {} hook events into {}",
-                lines.len(),
-                home.display()
-            ),
-            c,
-        );
+        heading(&format!("Replaying {} hook events into {}", lines.len(), home.display()), c);
         for line in &lines {
             let payload = serde_json::to_vec(&line.payload)?;
-            let run = trae_mem(
-                &exe,
-                &home,
-                &["hook", "--event", &line.event],
-                Some(&payload),
-            )?;
+            let run = trae_mem(&exe, &home, &["hook", "--event", &line.event], Some(&payload))?;
             if !run.status.success() {
-                bail!(
-                    "the hook failed on {}: {}",
-                    line.event,
-                    String::from_utf8_lossy(&run.stderr)
-                );
+                bail!("the hook failed on {}: {}", line.event, String::from_utf8_lossy(&run.stderr));
             }
         }
         println!(
             "{}",
-            paint(
-                "each event ran `trae-mem hook` as Claude Code runs it: JSON on stdin, one process",
-                Style::Dim,
-                c
-            )
+            paint("each event ran `trae-mem hook` as Claude Code runs it: JSON on stdin, one process", Style::Dim, c)
         );
 
         show(&exe, &home, &["sessions"], c)?;
@@ -87,29 +67,17 @@ impl Cmd {
         let session = first_session_with(&exe, &home, "inventory-api")?;
         show(&exe, &home, &["show", &session[..8]], c)?;
 
-        heading(
-            "What the next session in this project is told at SessionStart",
-            c,
-        );
+        heading("What the next session in this project is told at SessionStart", c);
         let next = serde_json::json!({
             "session_id": "demo-next-session", "cwd": "/home/dev/src/inventory-api",
             "hook_event_name": "SessionStart", "source": "startup"
         });
         let run = trae_mem(&exe, &home, &["hook"], Some(&serde_json::to_vec(&next)?))?;
-        let out: Value =
-            serde_json::from_slice(&run.stdout).context("SessionStart printed no JSON")?;
-        println!(
-            "{}",
-            out["hookSpecificOutput"]["additionalContext"]
-                .as_str()
-                .unwrap_or_default()
-        );
+        let out: Value = serde_json::from_slice(&run.stdout).context("SessionStart printed no JSON")?;
+        println!("{}", out["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default());
 
         heading("Explore it yourself", c);
-        println!(
-            "  trae-mem --home {} search \"busy timeout\"",
-            home.display()
-        );
+        println!("  trae-mem --home {} search \"busy timeout\"", home.display());
         println!("  trae-mem --home {} sessions", home.display());
         Ok(())
     }
@@ -125,11 +93,7 @@ fn show(exe: &Path, home: &Path, args: &[&str], colour: bool) -> Result<()> {
         &format!(
             "trae-mem {}",
             args.iter()
-                .map(|a| if a.contains(' ') {
-                    format!("\"{a}\"")
-                } else {
-                    a.to_string()
-                })
+                .map(|a| if a.contains(' ') { format!("\"{a}\"") } else { a.to_string() })
                 .collect::<Vec<_>>()
                 .join(" ")
         ),
@@ -138,11 +102,7 @@ fn show(exe: &Path, home: &Path, args: &[&str], colour: bool) -> Result<()> {
     let run = trae_mem(exe, home, args, None)?;
     std::io::stdout().write_all(&run.stdout)?;
     if !run.status.success() {
-        bail!(
-            "`trae-mem {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&run.stderr)
-        );
+        bail!("`trae-mem {}` failed: {}", args.join(" "), String::from_utf8_lossy(&run.stderr));
     }
     Ok(())
 }
@@ -150,10 +110,7 @@ fn show(exe: &Path, home: &Path, args: &[&str], colour: bool) -> Result<()> {
 fn first_hit_id(exe: &Path, home: &Path, query: &str) -> Result<String> {
     let run = trae_mem(exe, home, &["search", query, "--json"], None)?;
     let found: Value = serde_json::from_slice(&run.stdout)?;
-    found["hits"][0]["id"]
-        .as_i64()
-        .map(|id| id.to_string())
-        .context("the demo search found nothing")
+    found["hits"][0]["id"].as_i64().map(|id| id.to_string()).context("the demo search found nothing")
 }
 
 fn first_session_with(exe: &Path, home: &Path, project_part: &str) -> Result<String> {
@@ -162,22 +119,13 @@ fn first_session_with(exe: &Path, home: &Path, project_part: &str) -> Result<Str
     sessions
         .iter()
         .rev()
-        .find(|s| {
-            s["project"]
-                .as_str()
-                .is_some_and(|p| p.contains(project_part))
-        })
+        .find(|s| s["project"].as_str().is_some_and(|p| p.contains(project_part)))
         .and_then(|s| s["id"].as_str().map(str::to_owned))
         .context("the demo recorded no session")
 }
 
 /// Runs the trae-mem binary against `home`, as a client would.
-fn trae_mem(
-    exe: &Path,
-    home: &Path,
-    args: &[&str],
-    stdin: Option<&[u8]>,
-) -> Result<std::process::Output> {
+fn trae_mem(exe: &Path, home: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<std::process::Output> {
     let mut cmd = Command::new(exe);
     cmd.arg("--home")
         .arg(home)
@@ -186,19 +134,13 @@ fn trae_mem(
         // whatever project the user runs the demo from.
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("TRAE_MEM_INDEX")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if output::colour() {
         cmd.env("CLICOLOR_FORCE", "1");
     }
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot run {}", exe.display()))?;
+    let mut child = cmd.spawn().with_context(|| format!("cannot run {}", exe.display()))?;
     if let Some(input) = stdin {
         child.stdin.take().expect("piped").write_all(input)?;
     }

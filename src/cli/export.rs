@@ -28,8 +28,7 @@ impl Cmd {
         let project = project_arg(self.project.as_deref())?;
         let mut out: Box<dyn Write> = match &self.output {
             Some(path) => Box::new(BufWriter::new(
-                std::fs::File::create(path)
-                    .with_context(|| format!("cannot create {}", path.display()))?,
+                std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
             )),
             None => Box::new(BufWriter::new(std::io::stdout().lock())),
         };

@@ -54,19 +54,11 @@ impl Cmd {
             }
         };
         let privacy = hooks::privacy(&loaded).unwrap_or_else(|err| {
-            problems.push(format!(
-                "{err:#} (redacting with the built-in patterns only)"
-            ));
+            problems.push(format!("{err:#} (redacting with the built-in patterns only)"));
             Privacy::new(true, &[]).expect("no user patterns")
         });
 
-        let call = Call {
-            loaded: &loaded,
-            client: &self.client,
-            event: self.event.as_deref(),
-            stdin: &stdin,
-            started,
-        };
+        let call = Call { loaded: &loaded, client: &self.client, event: self.event.as_deref(), stdin: &stdin, started };
         let (entry, adapter) = match hooks::accept(&call, &privacy) {
             Ok(accepted) => accepted,
             Err(failure) => {
@@ -84,7 +76,7 @@ impl Cmd {
                     let mut out = std::io::stdout().lock();
                     let _ = writeln!(out, "{stdout}");
                 }
-                problems.extend(outcome.warning.map(|w| format!("warning: {w}")));
+                problems.extend(outcome.warnings.into_iter().map(|w| format!("warning: {w}")));
                 for problem in &problems {
                     eprintln!("trae-mem: {problem}");
                 }
@@ -112,18 +104,10 @@ fn watchdog(deadline: Instant, spool: Spool, entry: SpoolEntry) -> Arc<AtomicBoo
     std::thread::spawn(move || {
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         if !flag.load(Ordering::SeqCst) {
-            let entry = SpoolEntry {
-                reason: "the hook's deadline passed".to_owned(),
-                ..entry
-            };
+            let entry = SpoolEntry { reason: "the hook's deadline passed".to_owned(), ..entry };
             match spool.append(&entry) {
-                Ok(path) => eprintln!(
-                    "trae-mem: warning: deadline passed; the event is spooled to {}",
-                    path.display()
-                ),
-                Err(err) => eprintln!(
-                    "trae-mem: deadline passed and the event could not be spooled: {err:#}"
-                ),
+                Ok(path) => eprintln!("trae-mem: warning: deadline passed; the event is spooled to {}", path.display()),
+                Err(err) => eprintln!("trae-mem: deadline passed and the event could not be spooled: {err:#}"),
             }
             std::process::exit(0);
         }

@@ -24,15 +24,14 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, mut store) = env.open()?;
-        let (mut input, size): (Box<dyn std::io::BufRead>, Option<u64>) =
-            if self.file.as_os_str() == "-" {
-                (Box::new(BufReader::new(std::io::stdin().lock())), None)
-            } else {
-                let file = std::fs::File::open(&self.file)
-                    .with_context(|| format!("cannot open {}", self.file.display()))?;
-                let size = file.metadata().ok().map(|m| m.len());
-                (Box::new(BufReader::with_capacity(1 << 20, file)), size)
-            };
+        let (mut input, size): (Box<dyn std::io::BufRead>, Option<u64>) = if self.file.as_os_str() == "-" {
+            (Box::new(BufReader::new(std::io::stdin().lock())), None)
+        } else {
+            let file =
+                std::fs::File::open(&self.file).with_context(|| format!("cannot open {}", self.file.display()))?;
+            let size = file.metadata().ok().map(|m| m.len());
+            (Box::new(BufReader::with_capacity(1 << 20, file)), size)
+        };
         let bar = progress_bar(size);
         let report = store.import(&mut input, &mut |bytes| bar.set_position(bytes))?;
         bar.finish_and_clear();
@@ -54,10 +53,8 @@ fn progress_bar(size: Option<u64>) -> ProgressBar {
     }
     let bar = size.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-        )
-        .expect("the template is valid"),
+        ProgressStyle::with_template("{spinner} importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+            .expect("the template is valid"),
     );
     bar
 }

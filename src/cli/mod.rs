@@ -43,10 +43,7 @@ impl Env {
 
 /// Opens the store of a loaded config.
 pub fn open_store(loaded: &Loaded) -> Result<Store> {
-    let options = OpenOptions {
-        index: loaded.config.search.index_mode()?,
-        ..OpenOptions::default()
-    };
+    let options = OpenOptions { index: loaded.config.search.index_mode()?, ..OpenOptions::default() };
     Store::open(&loaded.home.join(DB_FILE), &options)
 }
 
@@ -58,8 +55,7 @@ pub fn project_arg(project: Option<&str>) -> Result<Option<String>> {
     };
     let path = Path::new(project);
     if path.is_dir() {
-        let absolute =
-            std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
+        let absolute = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
         return Ok(Some(trae_mem::project::identify(&absolute)));
     }
     Ok(Some(project.to_owned()))

@@ -10,8 +10,7 @@ use unicode_width::UnicodeWidthStr;
 /// Whether stdout gets colour: a terminal (or `CLICOLOR_FORCE`), and `NO_COLOR` unset.
 pub fn colour() -> bool {
     std::env::var_os("NO_COLOR").is_none()
-        && (std::io::stdout().is_terminal()
-            || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
+        && (std::io::stdout().is_terminal() || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
 }
 
 /// A text style for one span.
@@ -43,11 +42,7 @@ pub fn paint(text: &str, style: Style, on: bool) -> String {
 
 /// Shows snippet marks as bold on a terminal, as « » elsewhere.
 pub fn marks(snippet: &str, on: bool) -> String {
-    if on {
-        snippet.replace('«', "\x1b[1;33m").replace('»', "\x1b[0m")
-    } else {
-        snippet.to_owned()
-    }
+    if on { snippet.replace('«', "\x1b[1;33m").replace('»', "\x1b[0m") } else { snippet.to_owned() }
 }
 
 /// Prints `value` as pretty JSON and a newline.
@@ -76,14 +71,7 @@ impl Table {
     pub fn print(&self, colour: bool) -> Result<()> {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .filter_map(|r| r.get(c))
-                    .map(|(s, _)| s.width())
-                    .max()
-                    .unwrap_or(0)
-            })
+            .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|(s, _)| s.width()).max().unwrap_or(0))
             .collect();
         let mut out = std::io::stdout().lock();
         for row in &self.rows {

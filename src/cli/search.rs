@@ -86,11 +86,7 @@ impl Cmd {
         };
         let hits = store.search(&request)?;
         if self.json {
-            return output::json(&SearchOutput {
-                query: &text,
-                index: store.index_mode().as_str(),
-                hits: &hits,
-            });
+            return output::json(&SearchOutput { query: &text, index: store.index_mode().as_str(), hits: &hits });
         }
         if hits.is_empty() {
             eprintln!("no matches for {text:?}");

@@ -24,8 +24,7 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open()?;
-        let sessions =
-            store.sessions(project_arg(self.project.as_deref())?.as_deref(), self.limit)?;
+        let sessions = store.sessions(project_arg(self.project.as_deref())?.as_deref(), self.limit)?;
         if self.json {
             return output::json(&sessions);
         }
@@ -53,13 +52,7 @@ impl Cmd {
                 plain(timefmt::local_minute(s.started_at)),
                 plain(state),
                 plain(s.observations.to_string()),
-                plain(
-                    s.meta
-                        .get("client")
-                        .and_then(|c| c.as_str())
-                        .unwrap_or("-")
-                        .to_owned(),
-                ),
+                plain(s.meta.get("client").and_then(|c| c.as_str()).unwrap_or("-").to_owned()),
                 plain(s.project.clone()),
             ]);
         }

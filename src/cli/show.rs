@@ -28,11 +28,7 @@ impl Cmd {
         }
         let c = output::colour();
         let s = &detail.session;
-        println!(
-            "{} {}",
-            paint("session", Style::Bold, c),
-            paint(&s.id, Style::Cyan, c)
-        );
+        println!("{} {}", paint("session", Style::Bold, c), paint(&s.id, Style::Cyan, c));
         println!("  project  {}", s.project);
         println!("  started  {}", timefmt::local_minute(s.started_at));
         if let Some(end) = s.ended_at {
@@ -42,23 +38,12 @@ impl Cmd {
             println!("  meta     {}", s.meta);
         }
         for summary in &detail.summaries {
-            println!(
-                "\n{}",
-                paint(
-                    &format!("{} summary", summary.level.as_str()),
-                    Style::Bold,
-                    c
-                )
-            );
+            println!("\n{}", paint(&format!("{} summary", summary.level.as_str()), Style::Bold, c));
             for line in summary.content.lines() {
                 println!("  {line}");
             }
         }
-        println!(
-            "\n{} ({})",
-            paint("observations", Style::Bold, c),
-            detail.observations.len()
-        );
+        println!("\n{} ({})", paint("observations", Style::Bold, c), detail.observations.len());
         let mut table = output::Table::new();
         for obs in &detail.observations {
             table.row(vec![

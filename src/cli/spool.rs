@@ -47,19 +47,12 @@ impl Cmd {
         let spool = Spool::new(&loaded.home);
         match self.action {
             Action::List { json } => {
-                let listing = Listing {
-                    pending: spool.pending()?,
-                    dead_letters: spool.dead_letters()?,
-                };
+                let listing = Listing { pending: spool.pending()?, dead_letters: spool.dead_letters()? };
                 if json {
                     return output::json(&listing);
                 }
                 let c = output::colour();
-                println!(
-                    "{} ({})",
-                    paint("pending events", Style::Bold, c),
-                    listing.pending.len()
-                );
+                println!("{} ({})", paint("pending events", Style::Bold, c), listing.pending.len());
                 for e in &listing.pending {
                     println!(
                         "  {}  {:<18} {}  {}",
@@ -69,11 +62,7 @@ impl Cmd {
                         paint(&e.reason, Style::Dim, c)
                     );
                 }
-                println!(
-                    "{} ({})",
-                    paint("dead letters", Style::Bold, c),
-                    listing.dead_letters.len()
-                );
+                println!("{} ({})", paint("dead letters", Style::Bold, c), listing.dead_letters.len());
                 for d in &listing.dead_letters {
                     println!(
                         "  {}  {} bytes  {}",
@@ -87,8 +76,7 @@ impl Cmd {
             }
             Action::Replay { json } => {
                 let mut report = hooks::replay(&loaded, &spool, None)?;
-                report.revived =
-                    hooks::revive_dead_letters(&loaded, &spool, &hooks::privacy(&loaded)?)?;
+                report.revived = hooks::revive_dead_letters(&loaded, &spool, &hooks::privacy(&loaded)?)?;
                 if json {
                     return output::json(&report);
                 }

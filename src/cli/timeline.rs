@@ -33,11 +33,7 @@ impl Cmd {
         let colour = output::colour();
         let mut table = output::Table::new();
         for obs in &timeline.observations {
-            let marker = if obs.id == timeline.anchor {
-                styled("▶", Style::Yellow)
-            } else {
-                plain(" ")
-            };
+            let marker = if obs.id == timeline.anchor { styled("▶", Style::Yellow) } else { plain(" ") };
             table.row(vec![
                 marker,
                 styled(format!("#{}", obs.id), Style::Cyan),

@@ -20,9 +20,7 @@ pub fn build(store: &Store, project: &str, settings: &ContextSettings) -> Result
     }
     let header = "# Memory from earlier sessions in this project (trae-mem)\n";
     let footer = format!("\n{HOW_TO_SEARCH}");
-    let budget = settings
-        .budget_chars
-        .saturating_sub(header.chars().count() + footer.chars().count());
+    let budget = settings.budget_chars.saturating_sub(header.chars().count() + footer.chars().count());
     let mut body = String::new();
     for (session, brief) in briefs {
         let when = timefmt::local_minute(session.ended_at.unwrap_or(session.started_at));
@@ -33,8 +31,5 @@ pub fn build(store: &Store, project: &str, settings: &ContextSettings) -> Result
         }
         body.push_str(&clip(&entry, room));
     }
-    Ok(Some(clip(
-        &format!("{header}{body}{footer}"),
-        settings.budget_chars,
-    )))
+    Ok(Some(clip(&format!("{header}{body}{footer}"), settings.budget_chars)))
 }

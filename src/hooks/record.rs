@@ -3,8 +3,10 @@
 use anyhow::Result;
 use serde_json::{Value, json};
 
+use super::plugged::PluginWork;
 use crate::config::Capture;
 use crate::event::{Event, EventKind};
+use crate::plugins::PluginObservation;
 use crate::store::{NewObservation, PRIVATE_PLACEHOLDER, SessionKey, SummaryLevel, Writer};
 use crate::summarize;
 use crate::text::{clip, clip_json};
@@ -27,7 +29,7 @@ const OTHER_EVENT_CHARS: usize = 600;
 
 /// One observation a handler wants written.
 struct Draft {
-    kind: &'static str,
+    kind: String,
     tool: Option<String>,
     content: String,
     private: bool,
@@ -35,15 +37,16 @@ struct Draft {
 }
 
 impl Draft {
-    fn new(kind: &'static str, tool: Option<&str>, content: String) -> Self {
+    fn new(kind: &str, tool: Option<&str>, content: String) -> Self {
         let private = content == PRIVATE_PLACEHOLDER;
-        Self {
-            kind,
-            tool: tool.map(str::to_owned),
-            content,
-            private,
-            tags: Vec::new(),
-        }
+        Self { kind: kind.to_owned(), tool: tool.map(str::to_owned), content, private, tags: Vec::new() }
+    }
+
+    /// An observation a plugin returned.
+    fn from_plugin(observation: &PluginObservation, max_chars: usize) -> Self {
+        let mut draft = Self::new(&observation.kind, observation.tool.as_deref(), clip(&observation.content, max_chars));
+        draft.tags = observation.tags.clone();
+        draft
     }
 }
 
@@ -56,22 +59,19 @@ pub fn record(
     project: &str,
     at: i64,
     capture: &Capture,
+    plugins: &PluginWork,
 ) -> Result<String> {
     let external_id = event.session_id.as_deref().unwrap_or("unknown");
-    let key = SessionKey {
-        client: &event.client,
-        project,
-        external_id,
-    };
+    let key = SessionKey { client: &event.client, project, external_id };
     let meta = json!({"client": event.client, "external_id": external_id});
     let (session_id, _) = writer.resolve_session(key, at, &meta)?;
 
-    let drafts = drafts(event, capture);
+    let drafts = drafts(event, capture, plugins);
     for draft in &drafts {
         writer.add_observation(&NewObservation {
             session_id: &session_id,
             ts: at,
-            kind: draft.kind,
+            kind: &draft.kind,
             tool: draft.tool.as_deref(),
             content: &draft.content,
             private: draft.private,
@@ -107,14 +107,9 @@ pub fn summarize_session(writer: &Writer<'_>, session_id: &str, at: i64) -> Resu
     Ok(true)
 }
 
-fn drafts(event: &Event, capture: &Capture) -> Vec<Draft> {
+fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> {
     let tool = event.tool_name.as_deref();
-    let input = |max| {
-        event
-            .tool_input
-            .as_ref()
-            .map_or_else(String::new, |v| input_text(v, max))
-    };
+    let input = |max| event.tool_input.as_ref().map_or_else(String::new, |v| input_text(v, max));
     match &event.kind {
         EventKind::SessionStart => Vec::new(),
         EventKind::UserPromptSubmit => {
@@ -122,74 +117,38 @@ fn drafts(event: &Event, capture: &Capture) -> Vec<Draft> {
             vec![Draft::new("user", None, clip(prompt, capture.prompt_chars))]
         }
         EventKind::PreToolUse => {
-            let json = event.tool_input.as_ref().map_or_else(
-                || "null".to_owned(),
-                |v| clip_json(v, capture.pre_tool_chars),
-            );
+            let json =
+                event.tool_input.as_ref().map_or_else(|| "null".to_owned(), |v| clip_json(v, capture.pre_tool_chars));
             let text = format!("about to run {}, input={json}", tool.unwrap_or("a tool"));
-            vec![Draft::new(
-                "note",
-                tool,
-                clip(&text, capture.pre_tool_chars),
-            )]
+            vec![Draft::new("note", tool, clip(&text, capture.pre_tool_chars))]
         }
         EventKind::PostToolUse => {
-            let response = event.tool_response.as_ref().map_or_else(String::new, |v| {
-                response_text(v, capture.tool_response_chars)
-            });
-            vec![tool_draft(
-                "tool",
-                tool,
-                input(capture.tool_input_chars),
-                "→",
-                response,
-            )]
+            let response = event
+                .tool_response
+                .as_ref()
+                .map_or_else(String::new, |v| response_text(v, capture.tool_response_chars));
+            vec![tool_draft("tool", tool, input(capture.tool_input_chars), "→", response)]
         }
         EventKind::PostToolUseFailure => {
-            let error = clip(
-                event.error.as_deref().unwrap_or("failed"),
-                capture.tool_response_chars,
-            );
-            vec![tool_draft(
-                "error",
-                tool,
-                input(capture.tool_input_chars),
-                "✗",
-                error,
-            )]
+            let error = clip(event.error.as_deref().unwrap_or("failed"), capture.tool_response_chars);
+            vec![tool_draft("error", tool, input(capture.tool_input_chars), "✗", error)]
         }
         EventKind::Stop => {
             let reason = event.reason.as_deref().unwrap_or("turn ended");
             let mut drafts = vec![Draft::new("note", None, format!("stop: {reason}"))];
-            if let Some(answer) = event
-                .final_answer
-                .as_deref()
-                .filter(|a| !a.trim().is_empty())
-            {
-                drafts.push(Draft::new(
-                    "response",
-                    None,
-                    clip(answer, capture.response_chars),
-                ));
+            if let Some(answer) = event.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
+                drafts.push(Draft::new("response", None, clip(answer, capture.response_chars)));
             }
             drafts
         }
         EventKind::SessionEnd => {
-            vec![Draft::new(
-                "note",
-                None,
-                format!(
-                    "session end: {}",
-                    event.reason.as_deref().unwrap_or("unknown")
-                ),
-            )]
+            vec![Draft::new("note", None, format!("session end: {}", event.reason.as_deref().unwrap_or("unknown")))]
+        }
+        EventKind::Other(_) if plugins.handled.is_some() => {
+            plugins.handled.iter().flatten().map(|o| Draft::from_plugin(o, capture.response_chars)).collect()
         }
         EventKind::Other(name) => {
-            let mut draft = Draft::new(
-                "note",
-                tool,
-                clip(&other_event_text(name, &event.payload), OTHER_EVENT_CHARS),
-            );
+            let mut draft = Draft::new("note", tool, clip(&other_event_text(name, &event.payload), OTHER_EVENT_CHARS));
             draft.tags.push(format!("event:{name}"));
             vec![draft]
         }
@@ -198,21 +157,9 @@ fn drafts(event: &Event, capture: &Capture) -> Vec<Draft> {
 
 /// A tool observation: its input, a marker, then its result or error.
 /// Private only when every part of it was private.
-fn tool_draft(
-    kind: &'static str,
-    tool: Option<&str>,
-    input: String,
-    marker: &str,
-    result: String,
-) -> Draft {
-    let private = [&input, &result]
-        .iter()
-        .all(|t| t.is_empty() || *t == PRIVATE_PLACEHOLDER);
-    let content = if private {
-        PRIVATE_PLACEHOLDER.to_owned()
-    } else {
-        format!("{input}\n{marker} {result}")
-    };
+fn tool_draft(kind: &'static str, tool: Option<&str>, input: String, marker: &str, result: String) -> Draft {
+    let private = [&input, &result].iter().all(|t| t.is_empty() || *t == PRIVATE_PLACEHOLDER);
+    let content = if private { PRIVATE_PLACEHOLDER.to_owned() } else { format!("{input}\n{marker} {result}") };
     let mut draft = Draft::new(kind, tool, content);
     draft.private = private;
     draft
@@ -229,17 +176,10 @@ fn input_text(input: &Value, max_chars: usize) -> String {
 
 /// A tool's response as text: a string as itself, a shell result as its
 /// output, anything else as compact JSON.
-fn response_text(response: &Value, max_chars: usize) -> String {
+pub(super) fn response_text(response: &Value, max_chars: usize) -> String {
     if let Some(stdout) = response.get("stdout").and_then(Value::as_str) {
-        let stderr = response
-            .get("stderr")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let text = if stderr.is_empty() {
-            stdout.to_owned()
-        } else {
-            format!("{stdout}\n[stderr] {stderr}")
-        };
+        let stderr = response.get("stderr").and_then(Value::as_str).unwrap_or_default();
+        let text = if stderr.is_empty() { stdout.to_owned() } else { format!("{stdout}\n[stderr] {stderr}") };
         return clip(&text, max_chars);
     }
     clip_json(response, max_chars)
@@ -249,10 +189,7 @@ fn response_text(response: &Value, max_chars: usize) -> String {
 fn other_event_text(name: &str, payload: &Value) -> String {
     let mut text = name.to_owned();
     if let Some(map) = payload.as_object() {
-        for (key, value) in map
-            .iter()
-            .filter(|(k, _)| !COMMON_FIELDS.contains(&k.as_str()))
-        {
+        for (key, value) in map.iter().filter(|(k, _)| !COMMON_FIELDS.contains(&k.as_str())) {
             let shown = match value {
                 Value::String(s) => clip(s, 200),
                 Value::Null => continue,

@@ -53,9 +53,7 @@ pub struct Spool {
 
 impl Spool {
     pub fn new(home: &Path) -> Self {
-        Self {
-            dirs: [home.join("spool"), fallback_dir(home)],
-        }
+        Self { dirs: [home.join("spool"), fallback_dir(home)] }
     }
 
     /// Appends an event, to the home's spool or else the fallback. Returns the file.
@@ -84,11 +82,8 @@ impl Spool {
         let mut claimed = Vec::new();
         for dir in &self.dirs {
             let pending = dir.join(PENDING);
-            let target = dir.join(format!(
-                "{PENDING}.{}-{}{CLAIMED_SUFFIX}",
-                std::process::id(),
-                crate::store::now_ms()
-            ));
+            let target =
+                dir.join(format!("{PENDING}.{}-{}{CLAIMED_SUFFIX}", std::process::id(), crate::store::now_ms()));
             if std::fs::rename(&pending, &target).is_ok() {
                 claimed.push(target);
             }
@@ -113,19 +108,9 @@ impl Spool {
     }
 
     /// Keeps bytes that could not be read, with the reason. Returns the payload file.
-    pub fn dead_letter(
-        &self,
-        bytes: &[u8],
-        client: &str,
-        event: Option<&str>,
-        error: &str,
-    ) -> Result<PathBuf> {
+    pub fn dead_letter(&self, bytes: &[u8], client: &str, event: Option<&str>, error: &str) -> Result<PathBuf> {
         let received_at = crate::store::now_ms();
-        let id = format!(
-            "{received_at}-{}-{:08x}",
-            std::process::id(),
-            fastrand::u32(..)
-        );
+        let id = format!("{received_at}-{}-{:08x}", std::process::id(), fastrand::u32(..));
         let mut last_error = None;
         for dir in &self.dirs {
             let dead = dir.join("dead");
@@ -140,12 +125,7 @@ impl Spool {
             };
             let result = create_private_dir(&dead)
                 .and_then(|()| write_private(&payload_file, bytes))
-                .and_then(|()| {
-                    write_private(
-                        &dead.join(format!("{id}.json")),
-                        &serde_json::to_vec_pretty(&letter)?,
-                    )
-                });
+                .and_then(|()| write_private(&dead.join(format!("{id}.json")), &serde_json::to_vec_pretty(&letter)?));
             match result {
                 Ok(()) => return Ok(payload_file),
                 Err(err) => last_error = Some(err),
@@ -165,8 +145,8 @@ impl Spool {
                 let path = entry.path();
                 if path.extension().is_some_and(|e| e == "json") {
                     let text = std::fs::read(&path)?;
-                    let letter: DeadLetter = serde_json::from_slice(&text)
-                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    let letter: DeadLetter =
+                        serde_json::from_slice(&text).with_context(|| format!("cannot read {}", path.display()))?;
                     letters.push(letter);
                 }
             }
@@ -185,8 +165,7 @@ impl Spool {
 
 /// Reads a spool file: the entries, and lines that were not entries.
 pub fn read_entries(path: &Path) -> Result<(Vec<SpoolEntry>, Vec<String>)> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut entries = Vec::new();
     let mut bad = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -224,12 +203,9 @@ fn append_line(path: &Path, line: &[u8]) -> Result<()> {
     options.append(true).create(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options
-        .open(path)
-        .with_context(|| format!("cannot open the spool {}", path.display()))?;
+    let mut file = options.open(path).with_context(|| format!("cannot open the spool {}", path.display()))?;
     // One write call: O_APPEND makes it land whole, after any other hook's line.
-    file.write_all(line)
-        .with_context(|| format!("cannot write the spool {}", path.display()))?;
+    file.write_all(line).with_context(|| format!("cannot write the spool {}", path.display()))?;
     Ok(())
 }
 
@@ -238,9 +214,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
+    let mut file = options.open(path).with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(bytes)?;
     Ok(())
 }
@@ -250,9 +224,7 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .with_context(|| format!("cannot create {}", dir.display()))
+    builder.create(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
 /// The spool used when the home cannot be written: per user and per home,
@@ -266,8 +238,6 @@ fn fallback_dir(home: &Path) -> PathBuf {
     let home_hash = home
         .to_string_lossy()
         .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
     std::env::temp_dir().join(format!("trae-mem-spool-{user}-{home_hash:016x}"))
 }

@@ -120,10 +120,8 @@ pub fn drop(conn: &Connection) -> Result<()> {
 /// data for every row, which made bulk imports four times slower.
 pub fn add(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result<()> {
     if mode != IndexMode::Like {
-        conn.prepare_cached(
-            "INSERT INTO observations_fts(rowid, content) VALUES (?1, ?2 || '  ')",
-        )?
-        .execute(rusqlite::params![id, content])?;
+        conn.prepare_cached("INSERT INTO observations_fts(rowid, content) VALUES (?1, ?2 || '  ')")?
+            .execute(rusqlite::params![id, content])?;
     }
     Ok(())
 }
@@ -133,10 +131,7 @@ pub fn add(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result
 /// hook's small write, which would then take hundreds of milliseconds.
 pub fn optimize(conn: &Connection, mode: IndexMode) -> Result<()> {
     if mode != IndexMode::Like {
-        conn.execute(
-            "INSERT INTO observations_fts(observations_fts) VALUES ('optimize')",
-            [],
-        )?;
+        conn.execute("INSERT INTO observations_fts(observations_fts) VALUES ('optimize')", [])?;
     }
     Ok(())
 }
@@ -144,10 +139,7 @@ pub fn optimize(conn: &Connection, mode: IndexMode) -> Result<()> {
 /// Re-reads every public observation into the index.
 pub fn rebuild(conn: &Connection, mode: IndexMode) -> Result<()> {
     if mode != IndexMode::Like {
-        conn.execute(
-            "INSERT INTO observations_fts(observations_fts) VALUES ('rebuild')",
-            [],
-        )?;
+        conn.execute("INSERT INTO observations_fts(observations_fts) VALUES ('rebuild')", [])?;
     }
     Ok(())
 }
@@ -155,10 +147,7 @@ pub fn rebuild(conn: &Connection, mode: IndexMode) -> Result<()> {
 /// FTS5's own integrity check: the index matches the public rows exactly.
 pub fn check(conn: &Connection, mode: IndexMode) -> Result<()> {
     if mode != IndexMode::Like {
-        conn.execute(
-            "INSERT INTO observations_fts(observations_fts, rank) VALUES ('integrity-check', 1)",
-            [],
-        )?;
+        conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('integrity-check', 1)", [])?;
     }
     Ok(())
 }

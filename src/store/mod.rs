@@ -52,10 +52,7 @@ pub struct OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self {
-            busy_timeout: Duration::from_secs(5),
-            index: None,
-        }
+        Self { busy_timeout: Duration::from_secs(5), index: None }
     }
 }
 
@@ -89,20 +86,13 @@ impl Store {
         // close. By default SQLite would then checkpoint and delete the WAL
         // on every call (fsyncs, and the next process recreates the files);
         // `tidy_wal` checkpoints now and then instead.
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )?;
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // WAL is persistent in the file; synchronous and foreign keys are per connection.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
         let mut conn = conn;
         let index = schema::migrate(&mut conn, options.index)
             .with_context(|| format!("cannot prepare the database {}", path.display()))?;
-        Ok(Self {
-            conn,
-            path: path.to_owned(),
-            index,
-        })
+        Ok(Self { conn, path: path.to_owned(), index })
     }
 
     /// The file this store lives in.
@@ -136,8 +126,7 @@ impl Store {
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
             // Busy (another process is in the middle of something) is fine:
             // a later call will do it.
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         }
         Ok(())
     }
@@ -165,9 +154,7 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .with_context(|| format!("cannot create the directory {}", dir.display()))
+    builder.create(dir).with_context(|| format!("cannot create the directory {}", dir.display()))
 }
 
 /// Creates the database file readable by its owner only, before SQLite
@@ -178,9 +165,7 @@ fn create_private_file(path: &Path) -> Result<()> {
     options.write(true).create(true).truncate(false);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options
-        .open(path)
-        .with_context(|| format!("cannot create the database {}", path.display()))?;
+    options.open(path).with_context(|| format!("cannot create the database {}", path.display()))?;
     Ok(())
 }
 

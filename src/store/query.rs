@@ -24,17 +24,12 @@ pub fn parse(raw: &str) -> Vec<Term> {
     let mut push = |text: &str, phrase: bool| {
         let text = text.trim();
         if !text.is_empty() && !terms.iter().any(|t| t.text == text) {
-            terms.push(Term {
-                text: text.to_owned(),
-                phrase,
-            });
+            terms.push(Term { text: text.to_owned(), phrase });
         }
     };
     let mut rest = raw;
     while let Some(quote) = rest.find('"') {
-        rest[..quote]
-            .split_whitespace()
-            .for_each(|word| push(word, false));
+        rest[..quote].split_whitespace().for_each(|word| push(word, false));
         let after = &rest[quote + 1..];
         match after.find('"') {
             Some(close) => {
@@ -63,11 +58,7 @@ const MAX_EXPANSION: usize = 2048;
 /// Builds the FTS5 `MATCH` expression for each of `terms`, or `None` when
 /// some term cannot match anything (so no AND of them can). Join them with
 /// " AND " to match all.
-pub fn fts_expressions(
-    conn: &Connection,
-    mode: IndexMode,
-    terms: &[Term],
-) -> Result<Option<Vec<String>>> {
+pub fn fts_expressions(conn: &Connection, mode: IndexMode, terms: &[Term]) -> Result<Option<Vec<String>>> {
     let mut parts = Vec::with_capacity(terms.len());
     for term in terms {
         let part = match mode {
@@ -80,8 +71,7 @@ pub fn fts_expressions(
                 format!("({})", quoted.join(" OR "))
             }
             IndexMode::Trigram => {
-                let trigrams: Vec<String> =
-                    trigrams(&term.text).iter().map(|t| fts_string(t)).collect();
+                let trigrams: Vec<String> = trigrams(&term.text).iter().map(|t| fts_string(t)).collect();
                 format!("({})", trigrams.join(" AND "))
             }
             IndexMode::Unicode61 => {
@@ -89,11 +79,7 @@ pub fn fts_expressions(
                     // Nothing in it is a word character, so no token can match.
                     return Ok(None);
                 }
-                if term.phrase {
-                    fts_string(&term.text)
-                } else {
-                    format!("{} *", fts_string(&term.text))
-                }
+                if term.phrase { fts_string(&term.text) } else { format!("{} *", fts_string(&term.text)) }
             }
             IndexMode::Like => unreachable!("the LIKE mode builds no FTS expression"),
         };
@@ -126,9 +112,7 @@ fn short_term_trigrams(conn: &Connection, term: &str) -> Result<Vec<String>> {
          ORDER BY doc DESC LIMIT ?3",
     )?;
     let terms = stmt
-        .query_map(params![low, high, MAX_EXPANSION as i64], |row| {
-            row.get::<_, String>(0)
-        })?
+        .query_map(params![low, high, MAX_EXPANSION as i64], |row| row.get::<_, String>(0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(terms)
 }
@@ -145,28 +129,17 @@ mod tests {
     fn words_and_phrases() {
         assert_eq!(
             texts("database is locked"),
-            vec![
-                ("database".into(), false),
-                ("is".into(), false),
-                ("locked".into(), false)
-            ]
+            vec![("database".into(), false), ("is".into(), false), ("locked".into(), false)]
         );
         assert_eq!(
             texts(r#"say "exact phrase" now"#),
-            vec![
-                ("say".into(), false),
-                ("exact phrase".into(), true),
-                ("now".into(), false)
-            ]
+            vec![("say".into(), false), ("exact phrase".into(), true), ("now".into(), false)]
         );
     }
 
     #[test]
     fn unbalanced_quote_runs_to_the_end() {
-        assert_eq!(
-            texts(r#"foo "bar baz"#),
-            vec![("foo".into(), false), ("bar baz".into(), true)]
-        );
+        assert_eq!(texts(r#"foo "bar baz"#), vec![("foo".into(), false), ("bar baz".into(), true)]);
         assert_eq!(texts(r#"""#), vec![]);
     }
 
@@ -178,10 +151,7 @@ mod tests {
 
     #[test]
     fn long_terms_become_all_their_trigrams() {
-        assert_eq!(
-            trigrams("Database"),
-            vec!["dat", "ata", "tab", "aba", "bas", "ase"]
-        );
+        assert_eq!(trigrams("Database"), vec!["dat", "ata", "tab", "aba", "bas", "ase"]);
         assert_eq!(trigrams("abc"), vec!["abc"]);
         assert_eq!(trigrams("aaaa"), vec!["aaa"]);
         assert_eq!(trigrams("数据缓存"), vec!["数据缓", "据缓存"]);

@@ -40,9 +40,7 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>) -> Result
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
     }
-    let current = get_meta(conn, "index_mode")?
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(IndexMode::Like);
+    let current = get_meta(conn, "index_mode")?.and_then(|value| value.parse().ok()).unwrap_or(IndexMode::Like);
     match wanted_index {
         Some(wanted) if wanted != current => {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -58,13 +56,7 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>) -> Result
 }
 
 fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
-    Ok(conn
-        .query_row(
-            "SELECT value FROM store_meta WHERE key = ?1",
-            [key],
-            |row| row.get(0),
-        )
-        .optional()?)
+    Ok(conn.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |row| row.get(0)).optional()?)
 }
 
 fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {

@@ -64,8 +64,7 @@ impl Sql {
     fn filters(&mut self, filters: &Filters) -> bool {
         let clause = |sql: &mut Sql, column: &str, op: &str, value: Value| {
             let placeholder = sql.bind(value);
-            sql.text
-                .push_str(&format!(" AND {column} {op} {placeholder}"));
+            sql.text.push_str(&format!(" AND {column} {op} {placeholder}"));
         };
         if let Some(project) = &filters.project {
             clause(self, "s.project_path", "=", project.clone().into());
@@ -131,15 +130,8 @@ impl Store {
     /// confirmed rows are ranked. Without a query, results are newest first.
     pub fn search(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
         let terms = query::parse(&request.text);
-        let mut sql = Sql {
-            text: String::new(),
-            params: Vec::new(),
-        };
-        let join = if sql.filters(&request.filters) {
-            "JOIN sessions s ON s.id = o.session_id"
-        } else {
-            ""
-        };
+        let mut sql = Sql { text: String::new(), params: Vec::new() };
+        let join = if sql.filters(&request.filters) { "JOIN sessions s ON s.id = o.session_id" } else { "" };
 
         if terms.is_empty() {
             let limit = sql.bind(request.limit as i64);
@@ -152,14 +144,9 @@ impl Store {
             let ids: Vec<i64> = self
                 .conn
                 .prepare_cached(&newest)?
-                .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| {
-                    row.get(0)
-                })?
+                .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| row.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            return ids
-                .into_iter()
-                .filter_map(|id| self.hit(id, &[], 0.0).transpose())
-                .collect();
+            return ids.into_iter().filter_map(|id| self.hit(id, &[], 0.0).transpose()).collect();
         }
 
         let (nominations, weights) = if self.index == IndexMode::Like {
@@ -167,8 +154,7 @@ impl Store {
             // out only for ASCII terms; every term is confirmed below.
             for term in terms.iter().filter(|t| t.text.is_ascii()) {
                 let placeholder = sql.bind(term.text.to_lowercase());
-                sql.text
-                    .push_str(&format!(" AND instr(lower(o.content), {placeholder}) > 0"));
+                sql.text.push_str(&format!(" AND instr(lower(o.content), {placeholder}) > 0"));
             }
             let nominations = format!(
                 "SELECT o.id, o.content FROM observations o {join} WHERE o.private = 0 {} ORDER BY o.id DESC",
@@ -182,10 +168,7 @@ impl Store {
             let weights = if terms.len() == 1 {
                 vec![1.0]
             } else {
-                expressions
-                    .iter()
-                    .map(|e| self.inverse_document_frequency(e))
-                    .collect::<Result<_>>()?
+                expressions.iter().map(|e| self.inverse_document_frequency(e)).collect::<Result<_>>()?
             };
             let placeholder = sql.bind(expressions.join(" AND "));
             let nominations = format!(
@@ -209,11 +192,7 @@ impl Store {
             if confirm && frequencies.contains(&0) {
                 continue;
             }
-            candidates.push(Candidate {
-                id: row.get(0)?,
-                frequencies,
-                length: content.len(),
-            });
+            candidates.push(Candidate { id: row.get(0)?, frequencies, length: content.len() });
             if candidates.len() == RANKED_CANDIDATES {
                 break;
             }
@@ -250,8 +229,7 @@ impl Store {
             })
             .optional()?;
         Ok(row.map(|row| SearchHit {
-            snippet: snippet::Folded::new(&row.content)
-                .snippet(&snippet::needles(needles.iter().copied())),
+            snippet: snippet::Folded::new(&row.content).snippet(&snippet::needles(needles.iter().copied())),
             id: row.id,
             session_id: row.session_id,
             project: row.project,
@@ -271,11 +249,7 @@ impl Store {
                 "SELECT count(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ?1 LIMIT ?2)",
             )?
             .query_row(rusqlite::params![expression, DOC_FREQUENCY_CAP], |r| r.get(0))?;
-        let total: i64 =
-            self.conn
-                .query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| {
-                    r.get(0)
-                })?;
+        let total: i64 = self.conn.query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| r.get(0))?;
         let n = matching as f64;
         Ok((1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01))
     }
@@ -284,9 +258,8 @@ impl Store {
 /// Scores candidates with BM25, their own mean length standing in for the
 /// corpus's. Higher is better.
 fn bm25(candidates: &[Candidate], weights: &[f64]) -> Vec<(i64, f64)> {
-    let mean_length = (candidates.iter().map(|c| c.length).sum::<usize>() as f64
-        / candidates.len().max(1) as f64)
-        .max(1.0);
+    let mean_length =
+        (candidates.iter().map(|c| c.length).sum::<usize>() as f64 / candidates.len().max(1) as f64).max(1.0);
     candidates
         .iter()
         .map(|c| {
@@ -313,9 +286,7 @@ impl TermCounter {
     fn new(terms: &[Term]) -> Result<Self> {
         let texts: Vec<String> = terms.iter().map(|t| t.text.to_lowercase()).collect();
         Ok(Self {
-            ascii: aho_corasick::AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&texts)?,
+            ascii: aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(&texts)?,
             lowered: aho_corasick::AhoCorasick::new(&texts)?,
             terms: texts.len(),
         })
@@ -328,8 +299,7 @@ impl TermCounter {
     fn count(&self, text: &str) -> Vec<usize> {
         let tally = |ac: &aho_corasick::AhoCorasick, text: &str| {
             let mut counts = vec![0; self.terms];
-            ac.find_overlapping_iter(text)
-                .for_each(|m| counts[m.pattern().as_usize()] += 1);
+            ac.find_overlapping_iter(text).for_each(|m| counts[m.pattern().as_usize()] += 1);
             counts
         };
         let counts = tally(&self.ascii, text);

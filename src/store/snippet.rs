@@ -53,9 +53,7 @@ impl Folded {
         let mut first: Option<usize> = None;
         for needle in needles {
             for at in self.find_all(needle) {
-                matched[at..at + needle.len()]
-                    .iter_mut()
-                    .for_each(|m| *m = true);
+                matched[at..at + needle.len()].iter_mut().for_each(|m| *m = true);
                 first = Some(first.map_or(at, |f| f.min(at)));
             }
         }
@@ -95,11 +93,7 @@ impl Folded {
 
 /// Folds query terms the way `Folded` folds text.
 pub fn needles<'a>(terms: impl IntoIterator<Item = &'a str>) -> Vec<Vec<char>> {
-    terms
-        .into_iter()
-        .map(|t| t.chars().map(fold).collect::<Vec<_>>())
-        .filter(|n| !n.is_empty())
-        .collect()
+    terms.into_iter().map(|t| t.chars().map(fold).collect::<Vec<_>>()).filter(|n| !n.is_empty()).collect()
 }
 
 /// One-to-one case folding, so folded and original text line up by index.
@@ -125,10 +119,7 @@ mod tests {
 
     #[test]
     fn marks_every_match_case_insensitively() {
-        assert_eq!(
-            make("Database is locked; the database", &["database"]),
-            "«Database» is locked; the «database»"
-        );
+        assert_eq!(make("Database is locked; the database", &["database"]), "«Database» is locked; the «database»");
     }
 
     #[test]

@@ -4,9 +4,7 @@ use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
-use super::{
-    Observation, PRIVATE_PLACEHOLDER, Session, SessionDetail, Store, Summary, SummaryLevel,
-};
+use super::{Observation, PRIVATE_PLACEHOLDER, Session, SessionDetail, Store, Summary, SummaryLevel};
 
 /// The observations around one observation, in its session.
 #[derive(Debug, Clone, Serialize)]
@@ -18,8 +16,7 @@ pub struct Timeline {
     pub observations: Vec<Observation>,
 }
 
-const OBSERVATION_COLUMNS: &str =
-    "id, session_id, ts, kind, tool_name, content, private, tags_json";
+const OBSERVATION_COLUMNS: &str = "id, session_id, ts, kind, tool_name, content, private, tags_json";
 const SESSION_COLUMNS: &str = "s.id, s.project_path, s.started_at, s.ended_at, s.meta_json,
     (SELECT count(*) FROM observations o WHERE o.session_id = s.id)";
 
@@ -33,11 +30,7 @@ fn observation(row: &Row<'_>, reveal: bool) -> rusqlite::Result<Observation> {
         ts: row.get(2)?,
         kind: row.get(3)?,
         tool: row.get(4)?,
-        content: if private && !reveal {
-            PRIVATE_PLACEHOLDER.to_owned()
-        } else {
-            row.get(5)?
-        },
+        content: if private && !reveal { PRIVATE_PLACEHOLDER.to_owned() } else { row.get(5)? },
         private,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
     })
@@ -56,17 +49,12 @@ pub(super) fn session(row: &Row<'_>) -> rusqlite::Result<Session> {
 }
 
 /// All observations of a session in order, private content shown only if `reveal`.
-pub(super) fn session_observations(
-    conn: &Connection,
-    session_id: &str,
-    reveal: bool,
-) -> Result<Vec<Observation>> {
+pub(super) fn session_observations(conn: &Connection, session_id: &str, reveal: bool) -> Result<Vec<Observation>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"
     ))?;
-    let observations = stmt
-        .query_map([session_id], |row| observation(row, reveal))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let observations =
+        stmt.query_map([session_id], |row| observation(row, reveal))?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(observations)
 }
 
@@ -76,11 +64,9 @@ impl Store {
     pub fn timeline(&self, anchor: i64, window_minutes: i64) -> Result<Timeline> {
         let found: Option<(String, i64)> = self
             .conn
-            .query_row(
-                "SELECT session_id, ts FROM observations WHERE id = ?1",
-                [anchor],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
+            .query_row("SELECT session_id, ts FROM observations WHERE id = ?1", [anchor], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
             .optional()?;
         let Some((session_id, ts)) = found else {
             bail!("no observation has id {anchor}; `trae-mem search` shows ids");
@@ -91,35 +77,21 @@ impl Store {
              WHERE session_id = ?1 AND ts BETWEEN ?2 AND ?3 ORDER BY ts, id"
         ))?;
         let observations = stmt
-            .query_map(
-                params![
-                    session_id,
-                    ts.saturating_sub(window_ms),
-                    ts.saturating_add(window_ms)
-                ],
-                |row| observation(row, false),
-            )?
+            .query_map(params![session_id, ts.saturating_sub(window_ms), ts.saturating_add(window_ms)], |row| {
+                observation(row, false)
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(Timeline {
-            anchor,
-            session_id,
-            window_minutes,
-            observations,
-        })
+        Ok(Timeline { anchor, session_id, window_minutes, observations })
     }
 
     /// Observations by id, in the order asked, skipping ids that do not exist.
     /// Private rows appear as `[PRIVATE]`.
     pub fn observations_by_id(&self, ids: &[i64]) -> Result<Vec<Observation>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE id = ?1"
-        ))?;
+        let mut stmt =
+            self.conn.prepare_cached(&format!("SELECT {OBSERVATION_COLUMNS} FROM observations WHERE id = ?1"))?;
         let mut found = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(obs) = stmt
-                .query_row([id], |row| observation(row, false))
-                .optional()?
-            {
+            if let Some(obs) = stmt.query_row([id], |row| observation(row, false)).optional()? {
                 found.push(obs);
             }
         }
@@ -133,21 +105,18 @@ impl Store {
              WHERE ?1 IS NULL OR s.project_path = ?1
              ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?2"
         ))?;
-        let sessions = stmt
-            .query_map(params![project, limit as i64], session)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let sessions =
+            stmt.query_map(params![project, limit as i64], session)?.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(sessions)
     }
 
     /// One session, found by its id or by a unique prefix of it.
     pub fn session(&self, id_or_prefix: &str) -> Result<Session> {
         let pattern = format!("{}%", id_or_prefix.replace(['%', '_'], ""));
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id LIKE ?1 LIMIT 2"
-        ))?;
-        let mut matches = stmt
-            .query_map([pattern], session)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id LIKE ?1 LIMIT 2"))?;
+        let mut matches = stmt.query_map([pattern], session)?.collect::<rusqlite::Result<Vec<_>>>()?;
         match matches.len() {
             1 => Ok(matches.remove(0)),
             0 => bail!("no session has id {id_or_prefix:?}; `trae-mem sessions` lists them"),
@@ -181,9 +150,8 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"
         ))?;
-        let observations = stmt
-            .query_map([session_id], |row| observation(row, reveal))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let observations =
+            stmt.query_map([session_id], |row| observation(row, reveal))?.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(observations)
     }
 
@@ -192,11 +160,7 @@ impl Store {
         let session = self.session(id_or_prefix)?;
         let summaries = self.summaries(&session.id)?;
         let observations = self.session_observations(&session.id, false)?;
-        Ok(SessionDetail {
-            session,
-            summaries,
-            observations,
-        })
+        Ok(SessionDetail { session, summaries, observations })
     }
 
     /// The most recent ended sessions of a project that have a brief summary,
@@ -209,9 +173,7 @@ impl Store {
              ORDER BY s.ended_at DESC LIMIT ?2"
         ))?;
         let rows = stmt
-            .query_map(params![project, limit as i64], |row| {
-                Ok((session(row)?, row.get(6)?))
-            })?
+            .query_map(params![project, limit as i64], |row| Ok((session(row)?, row.get(6)?)))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }

@@ -71,16 +71,10 @@ impl Store {
     }
 
     fn session_keys(&self, session_id: &str) -> Result<Vec<ExternalKey>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT client, external_id FROM session_keys WHERE session_id = ?1")?;
+        let mut stmt =
+            self.conn.prepare_cached("SELECT client, external_id FROM session_keys WHERE session_id = ?1")?;
         let keys = stmt
-            .query_map([session_id], |row| {
-                Ok(ExternalKey {
-                    client: row.get(0)?,
-                    external_id: row.get(1)?,
-                })
-            })?
+            .query_map([session_id], |row| Ok(ExternalKey { client: row.get(0)?, external_id: row.get(1)? }))?
             .collect::<rusqlite::Result<_>>()?;
         Ok(keys)
     }
@@ -88,19 +82,13 @@ impl Store {
     /// Reads records written by `export`, in batched transactions. Importing
     /// the same file twice changes nothing the second time. `progress` is
     /// called with the bytes read so far after each batch.
-    pub fn import(
-        &mut self,
-        input: &mut dyn BufRead,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<ImportReport> {
+    pub fn import(&mut self, input: &mut dyn BufRead, progress: &mut dyn FnMut(u64)) -> Result<ImportReport> {
         let mut report = ImportReport::default();
         let mut bytes = 0u64;
         let mut line_no = 0u64;
         let mut line = String::new();
         loop {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut in_batch = 0;
             while in_batch < BATCH {
                 line.clear();
@@ -132,11 +120,7 @@ impl Store {
     }
 }
 
-fn import_record(
-    writer: &Writer<'_>,
-    record: &ExportRecord,
-    report: &mut ImportReport,
-) -> Result<()> {
+fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: &mut ImportReport) -> Result<()> {
     let conn = writer.conn();
     match record {
         ExportRecord::Session { session, keys } => {
@@ -157,18 +141,9 @@ fn import_record(
                     "INSERT INTO session_keys(client, project_path, external_id, session_id)
                      VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
                 )?
-                .execute(params![
-                    key.client,
-                    session.project,
-                    key.external_id,
-                    session.id
-                ])?;
+                .execute(params![key.client, session.project, key.external_id, session.id])?;
             }
-            if inserted == 1 {
-                report.sessions += 1
-            } else {
-                report.duplicates += 1
-            }
+            if inserted == 1 { report.sessions += 1 } else { report.duplicates += 1 }
         }
         ExportRecord::Observation(obs) => {
             let new = NewObservation {
@@ -181,10 +156,7 @@ fn import_record(
                 tags: &obs.tags,
             };
             // Keep the id when it is free, so that references to it survive.
-            if writer
-                .add_observation_with_id(Some(obs.id), &new)?
-                .is_some()
-            {
+            if writer.add_observation_with_id(Some(obs.id), &new)?.is_some() {
                 report.observations += 1;
             } else if is_same_observation(conn, obs)? {
                 report.duplicates += 1;
@@ -202,11 +174,7 @@ fn import_record(
                      WHERE excluded.created_at > summaries.created_at",
                 )?
                 .execute(params![summary.session_id, summary.created_at, summary.level.as_str(), summary.content])?;
-            if inserted == 1 {
-                report.summaries += 1
-            } else {
-                report.duplicates += 1
-            }
+            if inserted == 1 { report.summaries += 1 } else { report.duplicates += 1 }
         }
     }
     Ok(())
@@ -216,9 +184,7 @@ fn import_record(
 /// taken by another row on an earlier import, under the id it was given then.
 fn is_same_observation(conn: &Connection, obs: &Observation) -> Result<bool> {
     let same = conn
-        .prepare_cached(
-            "SELECT 1 FROM observations WHERE session_id = ?1 AND ts = ?2 AND content = ?3",
-        )?
+        .prepare_cached("SELECT 1 FROM observations WHERE session_id = ?1 AND ts = ?2 AND content = ?3")?
         .query_row(params![obs.session_id, obs.ts, obs.content], |_| Ok(()))
         .optional()?;
     Ok(same.is_some())

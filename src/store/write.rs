@@ -39,9 +39,7 @@ impl Store {
     /// so that a read followed by a write cannot fail with a stale snapshot.
     pub fn write<T>(&mut self, f: impl FnOnce(&Writer<'_>) -> Result<T>) -> Result<T> {
         let index = self.index;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let value = f(&Writer { conn: &tx, index })?;
         tx.commit()?;
         Ok(value)
@@ -70,21 +68,14 @@ impl<'a> Writer<'a> {
     /// Finds the local session for `key`, creating it on first sight.
     /// Returns the id and whether it was created. The transaction's up-front
     /// lock is what makes racing processes agree.
-    pub fn resolve_session(
-        &self,
-        key: SessionKey<'_>,
-        started_at: i64,
-        meta: &Value,
-    ) -> Result<(String, bool)> {
+    pub fn resolve_session(&self, key: SessionKey<'_>, started_at: i64, meta: &Value) -> Result<(String, bool)> {
         let found: Option<String> = self
             .conn
             .prepare_cached(
                 "SELECT session_id FROM session_keys
                  WHERE client = ?1 AND project_path = ?2 AND external_id = ?3",
             )?
-            .query_row(params![key.client, key.project, key.external_id], |row| {
-                row.get(0)
-            })
+            .query_row(params![key.client, key.project, key.external_id], |row| row.get(0))
             .optional()?;
         if let Some(id) = found {
             return Ok((id, false));
@@ -101,9 +92,7 @@ impl<'a> Writer<'a> {
     /// Merges `patch` into a session's meta (RFC 7386 merge patch).
     pub fn merge_session_meta(&self, session_id: &str, patch: &Value) -> Result<()> {
         self.conn
-            .prepare_cached(
-                "UPDATE sessions SET meta_json = json_patch(meta_json, ?2) WHERE id = ?1",
-            )?
+            .prepare_cached("UPDATE sessions SET meta_json = json_patch(meta_json, ?2) WHERE id = ?1")?
             .execute(params![session_id, patch.to_string()])?;
         Ok(())
     }
@@ -120,9 +109,7 @@ impl<'a> Writer<'a> {
     /// Marks an ended session live again (a client resumed it).
     pub fn reopen_session(&self, session_id: &str) -> Result<()> {
         self.conn
-            .prepare_cached(
-                "UPDATE sessions SET ended_at = NULL WHERE id = ?1 AND ended_at IS NOT NULL",
-            )?
+            .prepare_cached("UPDATE sessions SET ended_at = NULL WHERE id = ?1 AND ended_at IS NOT NULL")?
             .execute([session_id])?;
         Ok(())
     }
@@ -135,11 +122,7 @@ impl<'a> Writer<'a> {
     /// Records an observation, indexing it unless private, and returns its id.
     /// `id` keeps an imported row's id; `None` takes the next one. Returns
     /// `None` when that id is taken.
-    pub fn add_observation_with_id(
-        &self,
-        id: Option<i64>,
-        obs: &NewObservation<'_>,
-    ) -> Result<Option<i64>> {
+    pub fn add_observation_with_id(&self, id: Option<i64>, obs: &NewObservation<'_>) -> Result<Option<i64>> {
         let tags = serde_json::to_string(obs.tags)?;
         let inserted = self
             .conn
@@ -160,19 +143,11 @@ impl<'a> Writer<'a> {
 
     /// Records an observation, indexing it unless private, and returns its id.
     pub fn add_observation(&self, obs: &NewObservation<'_>) -> Result<i64> {
-        Ok(self
-            .add_observation_with_id(None, obs)?
-            .expect("a new id is never taken"))
+        Ok(self.add_observation_with_id(None, obs)?.expect("a new id is never taken"))
     }
 
     /// Sets a session's summary at `level`, replacing any earlier one.
-    pub fn put_summary(
-        &self,
-        session_id: &str,
-        level: SummaryLevel,
-        content: &str,
-        created_at: i64,
-    ) -> Result<()> {
+    pub fn put_summary(&self, session_id: &str, level: SummaryLevel, content: &str, created_at: i64) -> Result<()> {
         self.conn
             .prepare_cached(
                 "INSERT INTO summaries(session_id, created_at, level, content) VALUES (?1, ?2, ?3, ?4)

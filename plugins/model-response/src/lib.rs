@@ -1,0 +1,81 @@
+//! ModelResponse becomes a `decision` observation: the conclusions,
+//! decisions and next steps pulled out of the model's final answer.
+
+wit_bindgen::generate!({ world: "event-handler", path: "../../wit/since_v0.1.0" });
+
+use trae_mem::plugin::host::{Level, log};
+
+struct ModelResponse;
+
+/// Words that mark each kind of sentence, in English and Chinese.
+const DECISION: &[&str] = &["decided", "decision", "chose", "we will", "instead of", "use ", "决定", "选择", "采用"];
+const NEXT: &[&str] = &["next step", "next:", "todo", "follow-up", "later", "remaining", "下一步", "后续", "待办"];
+const CONCLUSION: &[&str] = &["fixed", "cause", "because", "root cause", "found", "works", "done", "concluded", "已完成", "原因", "修复", "结论"];
+
+impl Guest for ModelResponse {
+    fn handle(_event: String, payload: String) -> Result<Vec<Observation>, String> {
+        let payload: serde_json::Value = serde_json::from_str(&payload).map_err(|e| format!("bad payload: {e}"))?;
+        let Some(answer) = payload["last_assistant_message"].as_str().or(payload["text"].as_str()) else {
+            log(Level::Warn, "no last_assistant_message in the payload");
+            return Ok(Vec::new());
+        };
+        let (mut decisions, mut next, mut conclusions) = (Vec::new(), Vec::new(), Vec::new());
+        for sentence in sentences(answer) {
+            let lower = sentence.to_lowercase();
+            let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+            if has(NEXT) {
+                next.push(sentence);
+            } else if has(DECISION) {
+                decisions.push(sentence);
+            } else if has(CONCLUSION) {
+                conclusions.push(sentence);
+            }
+        }
+        if decisions.is_empty() && next.is_empty() && conclusions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut content = String::new();
+        for (title, items) in [("Conclusions", &conclusions), ("Decisions", &decisions), ("Next steps", &next)] {
+            if !items.is_empty() {
+                content.push_str(&format!("{title}:\n"));
+                items.iter().for_each(|i| content.push_str(&format!("- {i}\n")));
+            }
+        }
+        Ok(vec![Observation {
+            kind: "decision".into(),
+            content: content.trim_end().to_owned(),
+            tool: None,
+            tags: vec!["from:model-response".into()],
+        }])
+    }
+}
+
+/// Sentences and list items, trimmed, in order.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        if c == '\n' {
+            push(&mut out, &mut current);
+            continue;
+        }
+        current.push(c);
+        if matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '；') {
+            push(&mut out, &mut current);
+        }
+    }
+    push(&mut out, &mut current);
+    out
+}
+
+fn push(out: &mut Vec<String>, current: &mut String) {
+    let sentence = current.trim().trim_start_matches(['-', '*', ' ']).trim();
+    // A sentence ending inside a code span or a file name ("pool.rs") is
+    // joined back to what follows by being too short to stand alone.
+    if sentence.chars().count() > 3 {
+        out.push(sentence.to_owned());
+    }
+    current.clear();
+}
+
+export!(ModelResponse);

@@ -1,0 +1,290 @@
+//! The WebAssembly plugin host.
+//!
+//! Plugins are components for one world of `wit/` (event handler, sampler,
+//! summarizer), declared in `trae-mem.toml`. Each call gets a fresh sandbox
+//! (`sandbox`); compiled plugins are cached (`cache`); only the plugins
+//! subscribed to the current event or tool are ever loaded. Every failure
+//! comes back as an error naming the plugin, for the caller to log and fall
+//! back on the built-in behaviour: a plugin can never break a hook.
+
+pub mod cache;
+mod sandbox;
+mod wit;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use wasmtime::Trap;
+use wasmtime::component::Component;
+
+use crate::config::{Config, PluginDecl, Role};
+use crate::store::Observation;
+use wit::since_v0_1_0::{event_handler::EventHandler, host::Level, sampler::Sampler, summarizer::Summarizer, types};
+
+/// An observation a plugin asked to record.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PluginObservation {
+    pub kind: String,
+    pub content: String,
+    pub tool: Option<String>,
+    pub tags: Vec<String>,
+}
+
+/// What a sampler kept of a large output.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Sample {
+    pub text: String,
+    pub dropped: String,
+}
+
+/// Facts about the session a summarizer plugin summarizes.
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub id: String,
+    pub project: String,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+/// The plugins of one config, in one home.
+pub struct Plugins<'a> {
+    decls: &'a [PluginDecl],
+    summarizer: &'a str,
+    home: &'a Path,
+    /// False inside a hook: large uncached plugins are skipped, not compiled.
+    may_compile: bool,
+}
+
+impl<'a> Plugins<'a> {
+    pub fn new(config: &'a Config, home: &'a Path, may_compile: bool) -> Self {
+        Self { decls: &config.plugins, summarizer: &config.summarize.summarizer, home, may_compile }
+    }
+
+    pub fn all(&self) -> &'a [PluginDecl] {
+        self.decls
+    }
+
+    /// The declared plugin called `name`.
+    pub fn named(&self, name: &str) -> Option<&'a PluginDecl> {
+        self.decls.iter().find(|p| p.name == name)
+    }
+
+    /// The event handlers subscribed to `event`.
+    pub fn handlers(&self, event: &str) -> Vec<&'a PluginDecl> {
+        self.decls.iter().filter(|p| p.handles(event)).collect()
+    }
+
+    /// The sampler for `tool`'s output: the first that names the tool, else one for "*".
+    pub fn sampler(&self, tool: &str) -> Option<&'a PluginDecl> {
+        let samplers = || self.decls.iter().filter(|p| p.role == Role::Sampler);
+        samplers().find(|p| p.tools.iter().any(|t| t == tool)).or_else(|| samplers().find(|p| p.samples(tool)))
+    }
+
+    /// The summarizer plugin, when the config names one.
+    pub fn summarizer(&self) -> Option<&'a PluginDecl> {
+        (self.summarizer != "builtin").then(|| self.named(self.summarizer)).flatten()
+    }
+
+    /// Where compiled plugins are cached.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.home.join("cache").join("plugins")
+    }
+
+    /// The plugin's artifact path, if its wasm can be read.
+    pub fn artifact(&self, plugin: &PluginDecl) -> Option<PathBuf> {
+        let bytes = std::fs::read(&plugin.path).ok()?;
+        let runtime = sandbox::runtime().ok()?;
+        Some(cache::artifact_path(&self.cache_dir(), &runtime.engine, &cache::sha256_hex(&bytes)))
+    }
+
+    /// Compiles (or loads from cache) and instantiates a plugin, checking it
+    /// implements its role's world. For `plugins check`.
+    pub fn check(&self, plugin: &PluginDecl) -> Result<cache::Source> {
+        let (component, source) = self.load(plugin)?;
+        let runtime = sandbox::runtime()?;
+        let mut store = sandbox::store(runtime, plugin)?;
+        let linker = &runtime.linker;
+        let instantiated = match plugin.role {
+            Role::EventHandler => EventHandler::instantiate(&mut store, &component, linker).map(drop),
+            Role::Sampler => Sampler::instantiate(&mut store, &component, linker).map(drop),
+            Role::Summarizer => Summarizer::instantiate(&mut store, &component, linker).map(drop),
+        };
+        instantiated.map_err(|e| {
+            anyhow!("plugin {}: it does not implement the {} world: {e}", plugin.name, plugin.role.as_str())
+        })?;
+        Ok(source)
+    }
+
+    /// Asks an event handler for the observations of one event.
+    pub fn handle(&self, plugin: &PluginDecl, event: &str, payload: &str) -> Result<Vec<PluginObservation>> {
+        let observations = self.call(plugin, |store, component, linker| {
+            EventHandler::instantiate(&mut *store, component, linker)?.call_handle(&mut *store, event, payload)
+        })?;
+        let observations: Vec<PluginObservation> = observations
+            .into_iter()
+            .map(|o| PluginObservation { kind: o.kind, content: o.content, tool: o.tool, tags: o.tags })
+            .collect();
+        let bytes: usize = observations
+            .iter()
+            .map(|o| o.kind.len() + o.content.len() + o.tags.iter().map(String::len).sum::<usize>())
+            .sum();
+        check_size(plugin, bytes)?;
+        if let Some(bad) = observations.iter().find(|o| o.kind.trim().is_empty() || o.content.trim().is_empty()) {
+            bail!("plugin {}: returned an observation with an empty kind or content ({bad:?})", plugin.name);
+        }
+        Ok(observations)
+    }
+
+    /// Asks a sampler to shrink a tool's output to `budget` characters.
+    pub fn sample(&self, plugin: &PluginDecl, tool: &str, input: &str, output: &str, budget: usize) -> Result<Sample> {
+        let budget32 = u32::try_from(budget).unwrap_or(u32::MAX);
+        let sample = self.call(plugin, |store, component, linker| {
+            Sampler::instantiate(&mut *store, component, linker)?.call_sample(
+                &mut *store,
+                tool,
+                input,
+                output,
+                budget32,
+            )
+        })?;
+        check_size(plugin, sample.text.len() + sample.dropped.len())?;
+        // The budget is the host's to keep, whatever the plugin returns.
+        Ok(Sample { text: crate::text::clip(&sample.text, budget), dropped: crate::text::clip(&sample.dropped, 300) })
+    }
+
+    /// Asks a summarizer plugin for a session's brief and detailed summaries.
+    pub fn summarize(
+        &self,
+        plugin: &PluginDecl,
+        facts: &SessionFacts,
+        observations: &[Observation],
+    ) -> Result<(String, String)> {
+        let facts = types::SessionFacts {
+            id: facts.id.clone(),
+            project: facts.project.clone(),
+            started_at: facts.started_at,
+            ended_at: facts.ended_at,
+        };
+        let recorded: Vec<types::Recorded> = observations
+            .iter()
+            .filter(|o| !o.private)
+            .map(|o| types::Recorded {
+                id: o.id,
+                ts: o.ts,
+                kind: o.kind.clone(),
+                tool: o.tool.clone(),
+                content: o.content.clone(),
+                tags: o.tags.clone(),
+            })
+            .collect();
+        let summary = self.call(plugin, |store, component, linker| {
+            Summarizer::instantiate(&mut *store, component, linker)?.call_summarize(&mut *store, &facts, &recorded)
+        })?;
+        check_size(plugin, summary.brief.len() + summary.detailed.len())?;
+        if summary.brief.trim().is_empty() {
+            bail!("plugin {}: returned an empty brief summary", plugin.name);
+        }
+        Ok((
+            crate::text::clip(&summary.brief, crate::summarize::BRIEF_CHARS),
+            crate::text::clip(&summary.detailed, crate::summarize::DETAILED_CHARS),
+        ))
+    }
+
+    fn load(&self, plugin: &PluginDecl) -> Result<(Component, cache::Source)> {
+        let runtime = sandbox::runtime()?;
+        let (component, source) =
+            cache::load(&runtime.engine, &plugin.path, plugin.sha256.as_deref(), &self.cache_dir(), self.may_compile)
+                .map_err(|e| anyhow!("plugin {} ({}): {e:#}", plugin.name, plugin.path.display()))?;
+        wit::version_of(&component, &runtime.engine).map_err(|e| anyhow!("plugin {}: {e:#}", plugin.name))?;
+        Ok((component, source))
+    }
+
+    /// Runs one call in a fresh sandbox, turning every way it can fail
+    /// (a trap, the deadline, the memory limit, the plugin's own error)
+    /// into an error that names the plugin; logs what it printed.
+    fn call<T>(
+        &self,
+        plugin: &PluginDecl,
+        f: impl FnOnce(
+            &mut wasmtime::Store<sandbox::State>,
+            &Component,
+            &wasmtime::component::Linker<sandbox::State>,
+        ) -> wasmtime::Result<Result<T, String>>,
+    ) -> Result<T> {
+        let (component, _) = self.load(plugin)?;
+        let runtime = sandbox::runtime()?;
+        let mut store = sandbox::store(runtime, plugin)?;
+        let result = f(&mut store, &component, &runtime.linker);
+        let state = store.data();
+        let (stdout, stderr) = state.output();
+        for (level, message) in &state.logged {
+            log_line(self.home, &plugin.name, level_name(*level), message);
+        }
+        for (stream, text) in [("stdout", stdout), ("stderr", stderr)] {
+            if !text.trim().is_empty() {
+                log_line(self.home, &plugin.name, stream, &crate::text::clip(text.trim_end(), 4000));
+            }
+        }
+        match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(message)) => bail!("plugin {}: returned an error: {message}", plugin.name),
+            Err(err) => Err(explain_trap(plugin, err)),
+        }
+    }
+}
+
+/// Says what a trap means for the user.
+fn explain_trap(plugin: &PluginDecl, err: wasmtime::Error) -> anyhow::Error {
+    let name = &plugin.name;
+    if err.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+        return anyhow!("plugin {name}: took longer than its limit of {} ms and was stopped", plugin.limits.timeout_ms);
+    }
+    let text = format!("{err:?}");
+    if text.contains("forcing trap when growing memory") {
+        return anyhow!(
+            "plugin {name}: tried to use more than its limit of {} MB of memory and was stopped",
+            plugin.limits.memory_mb
+        );
+    }
+    anyhow!("plugin {name}: crashed (trap): {}", crate::text::clip(&format!("{err:#}"), 500))
+}
+
+fn check_size(plugin: &PluginDecl, bytes: usize) -> Result<()> {
+    if bytes as u64 > plugin.limits.max_output_bytes {
+        bail!(
+            "plugin {}: returned {bytes} bytes, more than its limits.max_output_bytes of {}",
+            plugin.name,
+            plugin.limits.max_output_bytes
+        );
+    }
+    Ok(())
+}
+
+fn level_name(level: Level) -> &'static str {
+    match level {
+        Level::Debug => "debug",
+        Level::Info => "info",
+        Level::Warn => "warn",
+        Level::Error => "error",
+    }
+}
+
+/// The plugin log in the home.
+pub fn log_path(home: &Path) -> PathBuf {
+    home.join("logs").join("plugins.log")
+}
+
+/// Appends one line to the plugin log. Logging never fails a hook.
+pub fn log_line(home: &Path, plugin: &str, level: &str, message: &str) {
+    let path = log_path(home);
+    let write = || -> Result<()> {
+        std::fs::create_dir_all(path.parent().expect("the log lives in a directory"))?;
+        let mut file =
+            std::fs::OpenOptions::new().create(true).append(true).open(&path).context("cannot open the plugin log")?;
+        let line = format!("{} {plugin} {level}: {}\n", jiff::Timestamp::now(), message.replace('\n', "\n    "));
+        file.write_all(line.as_bytes())?;
+        Ok(())
+    };
+    let _ = write();
+}
