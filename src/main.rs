@@ -36,6 +36,7 @@ enum Command {
     Import(cli::import::Cmd),
     Summarize(cli::summarize::Cmd),
     Spool(cli::spool::Cmd),
+    Plugins(cli::plugins::Cmd),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +70,7 @@ fn main() -> ExitCode {
         Command::Import(cmd) => cmd.run(&env),
         Command::Summarize(cmd) => cmd.run(&env),
         Command::Spool(cmd) => cmd.run(&env),
+        Command::Plugins(cmd) => cmd.run(&env),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

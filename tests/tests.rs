@@ -3,4 +3,5 @@
 mod util;
 
 mod hook;
+mod plugins;
 mod store_cli;

@@ -6,6 +6,7 @@ pub mod export;
 pub mod hook;
 pub mod import;
 pub mod output;
+pub mod plugins;
 pub mod search;
 pub mod sessions;
 pub mod show;

@@ -44,7 +44,8 @@ impl Draft {
 
     /// An observation a plugin returned.
     fn from_plugin(observation: &PluginObservation, max_chars: usize) -> Self {
-        let mut draft = Self::new(&observation.kind, observation.tool.as_deref(), clip(&observation.content, max_chars));
+        let mut draft =
+            Self::new(&observation.kind, observation.tool.as_deref(), clip(&observation.content, max_chars));
         draft.tags = observation.tags.clone();
         draft
     }
@@ -123,11 +124,16 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
             vec![Draft::new("note", tool, clip(&text, capture.pre_tool_chars))]
         }
         EventKind::PostToolUse => {
-            let response = event
-                .tool_response
-                .as_ref()
-                .map_or_else(String::new, |v| response_text(v, capture.tool_response_chars));
-            vec![tool_draft("tool", tool, input(capture.tool_input_chars), "→", response)]
+            let (response, sampled_by) = match &plugins.sampled {
+                Some((text, sampler)) => (text.clone(), Some(sampler)),
+                None => {
+                    let response = event.tool_response.as_ref();
+                    (response.map_or_else(String::new, |v| response_text(v, capture.tool_response_chars)), None)
+                }
+            };
+            let mut draft = tool_draft("tool", tool, input(capture.tool_input_chars), "→", response);
+            draft.tags.extend(sampled_by.map(|s| format!("sampled-by:{s}")));
+            vec![draft]
         }
         EventKind::PostToolUseFailure => {
             let error = clip(event.error.as_deref().unwrap_or("failed"), capture.tool_response_chars);
@@ -139,6 +145,7 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
             if let Some(answer) = event.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
                 drafts.push(Draft::new("response", None, clip(answer, capture.response_chars)));
             }
+            drafts.extend(plugins.model_response.iter().map(|o| Draft::from_plugin(o, capture.response_chars)));
             drafts
         }
         EventKind::SessionEnd => {
@@ -176,7 +183,7 @@ fn input_text(input: &Value, max_chars: usize) -> String {
 
 /// A tool's response as text: a string as itself, a shell result as its
 /// output, anything else as compact JSON.
-pub(super) fn response_text(response: &Value, max_chars: usize) -> String {
+pub fn response_text(response: &Value, max_chars: usize) -> String {
     if let Some(stdout) = response.get("stdout").and_then(Value::as_str) {
         let stderr = response.get("stderr").and_then(Value::as_str).unwrap_or_default();
         let text = if stderr.is_empty() { stdout.to_owned() } else { format!("{stdout}\n[stderr] {stderr}") };

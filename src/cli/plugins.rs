@@ -1,0 +1,173 @@
+//! `trae-mem plugins`: list, check and try the plugins in `trae-mem.toml`.
+
+use std::io::Read;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use super::Env;
+use super::output::{self, Style, plain, styled};
+use trae_mem::config::Role;
+use trae_mem::plugins::Plugins;
+
+/// List, check and try WebAssembly plugins.
+///
+/// Plugins are declared in trae-mem.toml (see plugins/README.md).
+#[derive(Debug, Args)]
+pub struct Cmd {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+enum Action {
+    /// List the declared plugins: name, role, events or tools, path, and whether it is compiled.
+    List {
+        /// Print JSON: [{name, role, events, tools, path, cached}].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate the config, then compile (and cache) and instantiate every plugin.
+    Check {
+        /// Print JSON: [{name, ok, source, error}].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one plugin on a payload from stdin and print what it returns.
+    ///
+    /// An event handler gets the event and the payload's JSON; a sampler gets
+    /// the payload's tool_name, tool_input and tool_response (as text) with
+    /// the capture budget; a summarizer gets the payload as a list of observations.
+    Run {
+        /// The plugin's name.
+        name: String,
+        /// The event to hand an event handler.
+        #[arg(long, default_value = "ModelResponse")]
+        event: String,
+    },
+}
+
+#[derive(Serialize)]
+struct Listed<'a> {
+    name: &'a str,
+    role: &'a str,
+    events: &'a [String],
+    tools: &'a [String],
+    path: String,
+    cached: bool,
+}
+
+#[derive(Serialize)]
+struct Checked {
+    name: String,
+    ok: bool,
+    source: Option<trae_mem::plugins::cache::Source>,
+    error: Option<String>,
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let loaded = env.load_config()?;
+        let plugins = Plugins::new(&loaded.config, &loaded.home, true);
+        match self.action {
+            Action::List { json } => {
+                let listed: Vec<Listed> = plugins
+                    .all()
+                    .iter()
+                    .map(|p| Listed {
+                        name: &p.name,
+                        role: p.role.as_str(),
+                        events: &p.events,
+                        tools: &p.tools,
+                        path: p.path.display().to_string(),
+                        cached: plugins.artifact(p).is_some_and(|a| a.exists()),
+                    })
+                    .collect();
+                if json {
+                    return output::json(&listed);
+                }
+                if listed.is_empty() {
+                    eprintln!("no plugins declared; see plugins/README.md");
+                    return Ok(());
+                }
+                let mut table = output::Table::new();
+                for l in &listed {
+                    let subscribed =
+                        if l.role == Role::Sampler.as_str() { l.tools.join(",") } else { l.events.join(",") };
+                    table.row(vec![
+                        styled(l.name, Style::Bold),
+                        plain(l.role),
+                        plain(subscribed),
+                        plain(if l.cached { "compiled" } else { "not compiled" }),
+                        plain(l.path.clone()),
+                    ]);
+                }
+                table.print(output::colour())
+            }
+            Action::Check { json } => {
+                let checked: Vec<Checked> = plugins
+                    .all()
+                    .iter()
+                    .map(|p| match plugins.check(p) {
+                        Ok(source) => Checked { name: p.name.clone(), ok: true, source: Some(source), error: None },
+                        Err(err) => {
+                            Checked { name: p.name.clone(), ok: false, source: None, error: Some(format!("{err:#}")) }
+                        }
+                    })
+                    .collect();
+                let failed = checked.iter().filter(|c| !c.ok).count();
+                if json {
+                    output::json(&checked)?;
+                } else {
+                    let c = output::colour();
+                    println!("config ok ({} plugins)", checked.len());
+                    for check in &checked {
+                        match &check.error {
+                            None => println!("{} {}", output::paint("ok  ", Style::Green, c), check.name),
+                            Some(error) => println!("{} {error}", output::paint("FAIL", Style::Red, c)),
+                        }
+                    }
+                }
+                if failed > 0 {
+                    bail!("{failed} of {} plugins failed the check", checked.len());
+                }
+                Ok(())
+            }
+            Action::Run { name, event } => {
+                let plugin = plugins.named(&name).with_context(|| format!("no plugin named {name:?} is declared"))?;
+                let mut input = String::new();
+                std::io::stdin().read_to_string(&mut input)?;
+                let payload: serde_json::Value =
+                    serde_json::from_str(&input).context("the payload on stdin is not JSON")?;
+                match plugin.role {
+                    Role::EventHandler => output::json(&plugins.handle(plugin, &event, &input)?),
+                    Role::Sampler => {
+                        let tool = payload["tool_name"].as_str().unwrap_or("Bash");
+                        let output_text = trae_mem::hooks::record::response_text(&payload["tool_response"], usize::MAX);
+                        let budget = loaded.config.capture.tool_response_chars;
+                        output::json(&plugins.sample(
+                            plugin,
+                            tool,
+                            &payload["tool_input"].to_string(),
+                            &output_text,
+                            budget,
+                        )?)
+                    }
+                    Role::Summarizer => {
+                        let observations: Vec<trae_mem::store::Observation> = serde_json::from_value(payload)
+                            .context("a summarizer takes a JSON list of observations")?;
+                        let facts = trae_mem::plugins::SessionFacts {
+                            id: "cli".into(),
+                            project: env.cwd.display().to_string(),
+                            started_at: observations.first().map_or(0, |o| o.ts),
+                            ended_at: observations.last().map(|o| o.ts),
+                        };
+                        let (brief, detailed) = plugins.summarize(plugin, &facts, &observations)?;
+                        output::json(&serde_json::json!({"brief": brief, "detailed": detailed}))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! Plugins through `trae-mem hook` and `trae-mem plugins`: the four example
+//! plugins end to end, hostile plugins contained, the compile cache, pins,
+//! and config errors. The plugins are built by build.rs.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{Home, Run, fixtures};
+
+/// A built plugin's wasm file.
+fn wasm(name: &str) -> PathBuf {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("plugins/target/wasm32-wasip2/release/{name}.wasm"));
+    assert!(path.exists(), "{} is missing: build.rs builds the plugins (see its warnings)", path.display());
+    path
+}
+
+/// Writes the project config with these `[[plugins]]` entries (TOML text).
+fn declare(home: &Home, plugins: &str) {
+    home.write("work/trae-mem.toml", plugins.as_bytes());
+}
+
+fn entry(name: &str, file: &str, role: &str, subscribe: &str, extra: &str) -> String {
+    format!(
+        "[[plugins]]\nname = \"{name}\"\npath = \"{}\"\nrole = \"{role}\"\n{subscribe}\n{extra}\n",
+        wasm(file).display()
+    )
+}
+
+/// (kind, content, tags) of every observation.
+fn rows(home: &Home) -> Vec<(String, String, Vec<String>)> {
+    let db = home.db();
+    let mut stmt = db.prepare("SELECT kind, content, tags_json FROM observations ORDER BY id").unwrap();
+    stmt.query_map([], |r| {
+        let tags: String = r.get(2)?;
+        Ok((r.get(0)?, r.get(1)?, serde_json::from_str(&tags).unwrap()))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+fn hook(home: &Home, args: &[&str], payload: Value) -> Run {
+    let mut all = vec!["hook"];
+    all.extend_from_slice(args);
+    home.run(&all, Some(&serde_json::to_vec(&payload).unwrap()))
+}
+
+#[test]
+fn file_changed_turns_the_real_event_into_a_tagged_note() {
+    let home = Home::new();
+    declare(&home, &entry("file-changed", "file_changed", "event-handler", "events = [\"FileChanged\"]", ""));
+    let payload = std::fs::read(fixtures().join("FileChanged.json")).unwrap();
+    let run = home.run(&["hook"], Some(&payload)).ok();
+    assert_eq!(run.stderr, "", "{run}");
+    assert_eq!(
+        rows(&home),
+        vec![(
+            "note".into(),
+            "file changed: change /home/dev/src/watchers/notes.txt".into(),
+            vec!["file:/home/dev/src/watchers/notes.txt".into(), "change:change".into()]
+        )]
+    );
+}
+
+#[test]
+fn model_response_pulls_decisions_out_of_the_final_answer() {
+    let home = Home::new();
+    declare(&home, &entry("model-response", "model_response", "event-handler", "events = [\"ModelResponse\"]", ""));
+    let answer = "Fixed the lock errors. The cause was a zero busy timeout. Decision: use WAL and BEGIN IMMEDIATE. Next step: add a lock-wait metric.";
+    hook(
+        &home,
+        &[],
+        json!({"session_id": "s", "cwd": "/p", "hook_event_name": "Stop", "last_assistant_message": answer}),
+    )
+    .ok();
+    let stored = rows(&home);
+    let kinds: Vec<&str> = stored.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(kinds, ["note", "response", "decision"], "{stored:#?}");
+    assert_eq!(
+        stored[2].1,
+        "Conclusions:\n- Fixed the lock errors.\n- The cause was a zero busy timeout.\nDecisions:\n- Decision: use WAL and BEGIN IMMEDIATE.\nNext steps:\n- Next step: add a lock-wait metric."
+    );
+    // ModelResponse sent directly is handled too.
+    hook(
+        &home,
+        &["--event", "ModelResponse"],
+        json!({"session_id": "s", "cwd": "/p", "last_assistant_message": "Decision: keep it."}),
+    )
+    .ok();
+    assert_eq!(rows(&home).last().unwrap().1, "Decisions:\n- Decision: keep it.");
+}
+
+#[test]
+fn head_tail_sampler_keeps_the_edges_and_the_errors_of_a_large_output() {
+    let home = Home::new();
+    declare(
+        &home,
+        &entry(
+            "sampler",
+            "head_tail_sampler",
+            "sampler",
+            "tools = [\"*\"]",
+            "[plugins.config]\nhead_lines = 3\ntail_lines = 2\n",
+        ),
+    );
+    let mut lines: Vec<String> = (1..=5000).map(|i| format!("line {i} of the build log")).collect();
+    lines[2500] = "error[E0308]: mismatched types in src/store/mod.rs".into();
+    let stdout = lines.join("\n");
+    hook(
+        &home,
+        &[],
+        json!({"session_id": "s", "cwd": "/p", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "cargo build"}, "tool_response": {"stdout": stdout, "stderr": ""}}),
+    )
+    .ok();
+    let (kind, content, tags) = rows(&home).remove(0);
+    assert_eq!(kind, "tool");
+    assert_eq!(tags, ["sampled-by:sampler"]);
+    assert_eq!(
+        content,
+        "cargo build\n→ line 1 of the build log\nline 2 of the build log\nline 3 of the build log\n… [2497 lines dropped] …\n\
+         error[E0308]: mismatched types in src/store/mod.rs\n… [2497 lines dropped] …\nline 4999 of the build log\nline 5000 of the build log\n\
+         [kept the first 3 and last 2 lines and alerts; dropped 4994 of 5000 lines]"
+    );
+    // A short output is not sampled.
+    hook(
+        &home,
+        &[],
+        json!({"session_id": "s", "cwd": "/p", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a\nb", "stderr": ""}}),
+    )
+    .ok();
+    assert_eq!(rows(&home)[1].2, Vec::<String>::new());
+}
+
+#[test]
+fn the_sectioned_summarizer_replaces_the_built_in_one() {
+    let home = Home::new();
+    declare(
+        &home,
+        &format!(
+            "[summarize]\nsummarizer = \"sections\"\n{}",
+            entry("sections", "sectioned_summarizer", "summarizer", "", "")
+        ),
+    );
+    let sid = json!("s");
+    for payload in [
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": "Make the import survive a busy database"}),
+        json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "cargo test"}, "error": "Exit code 101"}),
+        json!({"hook_event_name": "Stop", "last_assistant_message": "Switched to BEGIN IMMEDIATE. Next: measure lock waits."}),
+        json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
+    ] {
+        let mut p = payload;
+        p["session_id"] = sid.clone();
+        p["cwd"] = json!("/p");
+        hook(&home, &[], p).ok();
+    }
+    let brief: String =
+        home.db().query_row("SELECT content FROM summaries WHERE level = 'brief'", [], |r| r.get(0)).unwrap();
+    assert_eq!(
+        brief,
+        "Goal: Make the import survive a busy database\nDone: Switched to BEGIN IMMEDIATE. Next: measure lock waits.\n\
+         Open problems: Bash: ✗ Exit code 101\nNext steps: Next: measure lock waits"
+    );
+}
+
+/// Declares the hostile plugin for the event "Hostile" in `mode`.
+fn hostile(home: &Home, mode: &str, extra: &str) {
+    let limits = "[plugins.limits]\ntimeout_ms = 300\nmemory_mb = 32\nmax_output_bytes = 100000\n";
+    declare(
+        home,
+        &entry(
+            "hostile",
+            "hostile",
+            "event-handler",
+            "events = [\"Hostile\"]",
+            &format!("{limits}{extra}[plugins.config]\nmode = \"{mode}\"\n"),
+        ),
+    );
+}
+
+/// Runs the Hostile event and checks that the host held: exit 0, the event
+/// recorded as the built-in note, a warning on stderr and in the log.
+fn contained(mode: &str, expected: &str) {
+    let home = Home::new();
+    hostile(&home, mode, "");
+    let started = Instant::now();
+    let run =
+        hook(&home, &["--event", "Hostile"], json!({"session_id": "s", "cwd": "/p", "detail": "still recorded"})).ok();
+    assert!(started.elapsed() < Duration::from_secs(3), "{mode}: took {:?}", started.elapsed());
+    assert!(
+        run.stderr.contains("plugin hostile") && run.stderr.contains(expected),
+        "{mode}: expected {expected:?}\n{run}"
+    );
+    let stored = rows(&home);
+    assert_eq!(stored.len(), 1, "{mode}: {stored:#?}");
+    assert_eq!(stored[0].1, "Hostile detail=still recorded", "{mode}: the built-in note stands");
+    let log = std::fs::read_to_string(home.home().join("logs/plugins.log")).unwrap();
+    assert!(log.contains(expected), "{mode}: the log says why\n{log}");
+}
+
+#[test]
+fn an_endless_loop_is_stopped_at_its_deadline() {
+    contained("loop", "took longer than its limit of 300 ms");
+}
+
+#[test]
+fn a_memory_bomb_is_stopped_at_its_limit() {
+    contained("grow", "more than its limit of 32 MB of memory");
+}
+
+#[test]
+fn traps_and_panics_are_contained() {
+    contained("trap", "crashed (trap)");
+    contained("panic", "crashed (trap)");
+}
+
+#[test]
+fn a_flood_of_output_is_refused() {
+    // 100 MB cannot even be built inside a 32 MB plugin.
+    contained("flood", "more than its limit of 32 MB of memory");
+    contained("chatter", "crashed (trap)");
+    contained("bad-output", "empty kind or content");
+}
+
+#[test]
+fn a_plugin_cannot_read_host_files_unless_granted() {
+    let home = Home::new();
+    let secret_dir = home.write("granted/notes.txt", b"granted content").parent().unwrap().to_path_buf();
+    let outside = home.write("outside/secret.txt", b"top secret host file");
+    hostile(&home, "read-file", "");
+    home.write(
+        "work/trae-mem.toml",
+        std::fs::read_to_string(home.work().join("trae-mem.toml"))
+            .unwrap()
+            .replace("mode = \"read-file\"", &format!("mode = \"read-file\"\npath = \"{}\"", outside.display()))
+            .as_bytes(),
+    );
+    hook(&home, &["--event", "Hostile"], json!({"session_id": "s", "cwd": "/p"})).ok();
+    let content = rows(&home).remove(0).1;
+    assert!(content.starts_with(&format!("denied {}", outside.display())), "{content}");
+    assert!(!content.contains("top secret"), "{content}");
+
+    // With a grant, it reads that directory, and only that one.
+    let home = Home::new();
+    let granted = home.write("granted/notes.txt", b"granted content");
+    let _ = secret_dir;
+    hostile(
+        &home,
+        "read-file",
+        &format!("[plugins.grants]\nread_only_paths = [\"{}\"]\n", granted.parent().unwrap().display()),
+    );
+    let text = std::fs::read_to_string(home.work().join("trae-mem.toml"))
+        .unwrap()
+        .replace("mode = \"read-file\"", &format!("mode = \"read-file\"\npath = \"{}\"", granted.display()));
+    home.write("work/trae-mem.toml", text.as_bytes());
+    hook(&home, &["--event", "Hostile"], json!({"session_id": "s", "cwd": "/p"})).ok();
+    assert_eq!(rows(&home).remove(0).1, format!("read {}: granted content", granted.display()));
+}
+
+#[test]
+fn a_plugin_cannot_read_the_environment() {
+    let home = Home::new();
+    hostile(&home, "read-env", "");
+    let payload = serde_json::to_vec(&json!({"session_id": "s", "cwd": "/p"})).unwrap();
+    home.run_env(&["hook", "--event", "Hostile"], &[("TRAE_MEM_CANARY", "canary-value-42")], Some(&payload)).ok();
+    assert_eq!(rows(&home).remove(0).1, "env: []");
+}
+
+#[test]
+fn plugins_are_compiled_once_cached_and_rebuilt_when_damaged() {
+    let home = Home::new();
+    declare(&home, &entry("file-changed", "file_changed", "event-handler", "events = [\"FileChanged\"]", ""));
+    let listed = home.run(&["plugins", "list", "--json"], None).ok().json();
+    assert_eq!(listed[0]["cached"], false);
+    assert_eq!(listed[0]["role"], "event-handler");
+    assert_eq!(home.run(&["plugins", "check", "--json"], None).ok().json()[0]["source"], "compiled");
+    assert_eq!(home.run(&["plugins", "list", "--json"], None).ok().json()[0]["cached"], true);
+    assert_eq!(home.run(&["plugins", "check", "--json"], None).ok().json()[0]["source"], "cached");
+
+    let cache = home.home().join("cache/plugins");
+    let artifact = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+    assert!(artifact.to_string_lossy().ends_with(".cwasm"));
+    std::fs::write(&artifact, b"not a compiled component at all").unwrap();
+    assert_eq!(home.run(&["plugins", "check", "--json"], None).ok().json()[0]["source"], "rebuilt");
+    assert_eq!(home.run(&["plugins", "check", "--json"], None).ok().json()[0]["source"], "cached");
+    // And the hook still works with it.
+    home.run(&["hook"], Some(&std::fs::read(fixtures().join("FileChanged.json")).unwrap())).ok();
+    assert!(rows(&home)[0].1.starts_with("file changed:"));
+}
+
+#[test]
+fn a_sha256_pin_that_does_not_match_refuses_the_plugin() {
+    let home = Home::new();
+    let wrong = "0".repeat(64);
+    declare(
+        &home,
+        &entry(
+            "file-changed",
+            "file_changed",
+            "event-handler",
+            "events = [\"FileChanged\"]",
+            &format!("sha256 = \"{wrong}\""),
+        ),
+    );
+    let run = home.run(&["plugins", "check"], None).code(1);
+    assert!(run.stdout.contains("refusing to load it"), "{run}");
+    // A hook falls back to the built-in note and says why.
+    let run = home.run(&["hook"], Some(&std::fs::read(fixtures().join("FileChanged.json")).unwrap())).ok();
+    assert!(run.stderr.contains("not the pinned"), "{run}");
+    assert!(rows(&home)[0].1.starts_with("FileChanged "), "{:?}", rows(&home));
+
+    // The right pin loads.
+    let right = {
+        use std::fmt::Write;
+        let digest = sha2_hex(&std::fs::read(wasm("file_changed")).unwrap());
+        let mut s = String::new();
+        write!(s, "{digest}").unwrap();
+        s
+    };
+    declare(
+        &home,
+        &entry(
+            "file-changed",
+            "file_changed",
+            "event-handler",
+            "events = [\"FileChanged\"]",
+            &format!("sha256 = \"{right}\""),
+        ),
+    );
+    home.run(&["plugins", "check"], None).ok();
+}
+
+fn sha2_hex(bytes: &[u8]) -> String {
+    trae_mem::plugins::cache::sha256_hex(bytes)
+}
+
+#[test]
+fn config_errors_name_the_file_the_key_and_what_is_allowed() {
+    let home = Home::new();
+    declare(&home, &format!("{}timeout = 5\n", entry("a", "file_changed", "event-handler", "events = [\"X\"]", "")));
+    let run = home.run(&["plugins", "list"], None).code(1);
+    assert!(
+        run.stderr.contains("trae-mem.toml")
+            && run.stderr.contains("unknown field `timeout`")
+            && run.stderr.contains("limits"),
+        "{run}"
+    );
+
+    declare(&home, "[summarize]\nsummarizer = \"missing\"\n");
+    let run = home.run(&["plugins", "list"], None).code(1);
+    assert!(run.stderr.contains("summarizer = \"missing\"") && run.stderr.contains("builtin"), "{run}");
+
+    declare(&home, &entry("a", "file_changed", "sampler", "", ""));
+    let run = home.run(&["plugins", "check"], None).code(1);
+    assert!(run.stderr.contains("a sampler needs `tools`"), "{run}");
+
+    declare(&home, "[[plugins]]\nname = \"a\"\npath = \"a.wasm\"\nrole = \"filter\"\nevents = [\"X\"]\n");
+    let run = home.run(&["plugins", "list"], None).code(1);
+    assert!(run.stderr.contains("unknown variant `filter`") && run.stderr.contains("event-handler"), "{run}");
+}
+
+#[test]
+fn a_missing_plugin_is_named_and_the_event_still_recorded() {
+    let home = Home::new();
+    declare(
+        &home,
+        "[[plugins]]\nname = \"gone\"\npath = \"nowhere/gone.wasm\"\nrole = \"event-handler\"\nevents = [\"FileChanged\"]\n",
+    );
+    let run = home.run(&["hook"], Some(&std::fs::read(fixtures().join("FileChanged.json")).unwrap())).ok();
+    assert!(run.stderr.contains("plugin gone") && run.stderr.contains("nowhere/gone.wasm"), "{run}");
+    assert_eq!(rows(&home).len(), 1);
+}
+
+#[test]
+fn plugins_run_tries_one_plugin_on_a_payload() {
+    let home = Home::new();
+    declare(&home, &entry("file-changed", "file_changed", "event-handler", "events = [\"FileChanged\"]", ""));
+    let payload = std::fs::read(fixtures().join("FileChanged.json")).unwrap();
+    let out = home.run(&["plugins", "run", "file-changed", "--event", "FileChanged"], Some(&payload)).ok().json();
+    assert_eq!(out[0]["content"], "file changed: change /home/dev/src/watchers/notes.txt");
+    home.run(&["plugins", "run", "nope"], Some(b"{}")).code(1);
+}
