@@ -3,4 +3,5 @@
 mod util;
 
 mod hook;
+mod mcp;
 mod store_cli;

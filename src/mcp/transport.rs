@@ -141,7 +141,7 @@ fn read_stdin(incoming: &mpsc::Sender<ClientJsonRpcMessage>, replies: &std_mpsc:
         match verdict {
             Verdict::Pass(message) => {
                 // Closed only when the server is shutting down.
-                if incoming.blocking_send(message).is_err() {
+                if incoming.blocking_send(*message).is_err() {
                     return;
                 }
             }
@@ -183,7 +183,7 @@ fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<Fr
 #[derive(Debug)]
 enum Verdict {
     /// Hand it to rmcp.
-    Pass(ClientJsonRpcMessage),
+    Pass(Box<ClientJsonRpcMessage>),
     /// Answer it here, with this JSON-RPC error.
     Reply(Value),
     /// Nothing: a blank line, or a notification nobody needs.
@@ -223,11 +223,11 @@ impl Screen {
             // responses wait for nothing, so drop them.
             _ if !self.initialize_seen => Verdict::Skip,
             (Some(_), None) => match serde_json::from_value(value) {
-                Ok(notification) => Verdict::Pass(notification),
+                Ok(notification) => Verdict::Pass(Box::new(notification)),
                 Err(_) => Verdict::Skip,
             },
             (None, id) => match serde_json::from_value(value) {
-                Ok(response) => Verdict::Pass(response),
+                Ok(response) => Verdict::Pass(Box::new(response)),
                 Err(err) => Verdict::Reply(error_reply(
                     id.unwrap_or(Value::Null),
                     -32600,
@@ -259,7 +259,7 @@ impl Screen {
             }
             Ok(message) => {
                 self.initialize_seen |= method == "initialize";
-                Verdict::Pass(message)
+                Verdict::Pass(Box::new(message))
             }
             Err(err) => Verdict::Reply(error_reply(
                 id,

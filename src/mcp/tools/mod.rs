@@ -78,8 +78,11 @@ impl From<anyhow::Error> for ToolError {
 /// A tool as `tools/list` shows it, and the code behind it.
 pub struct ToolDef {
     pub tool: Tool,
-    run: Box<dyn Fn(&Memory, JsonObject) -> Result<Value, ToolError> + Send + Sync>,
+    run: Run,
 }
+
+/// A tool's code, from JSON arguments to JSON output.
+type Run = Box<dyn Fn(&Memory, JsonObject) -> Result<Value, ToolError> + Send + Sync>;
 
 /// The words of a tool: what the model reads in `tools/list`.
 struct Spec {
