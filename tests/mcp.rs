@@ -247,6 +247,12 @@ fn unknown_methods_get_method_not_found_so_newer_clients_fall_back() {
             .unwrap()
             .contains("server/discover")
     );
+    let early = server.request("tools/list", json!({}));
+    assert_eq!(
+        error_code(&early),
+        -32600,
+        "the handshake comes first: {early}"
+    );
     // The fallback handshake then works on the same connection.
     assert_eq!(
         server.initialize("2025-11-25")["result"]["protocolVersion"],

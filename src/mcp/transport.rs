@@ -6,7 +6,8 @@
 //! screens every line before rmcp sees it: a blank line is skipped, a line
 //! that is not JSON gets -32700, a request for a method that is not served
 //! gets -32601 (the answer that makes newer clients fall back to
-//! `initialize`), and a served request with malformed params gets -32602.
+//! `initialize`), a served request with malformed params gets -32602, and
+//! before `initialize` only it and `ping` pass.
 //! A writer thread owns stdout, so protocol lines never interleave.
 //!
 //! Both are plain threads: blocking reads of stdin never stall the runtime,
@@ -248,6 +249,15 @@ impl Screen {
                 ),
             ));
         }
+        // rmcp would take such a request as the start of the 2026
+        // lifecycle, which has no handshake; this server has one.
+        if !self.initialize_seen && !matches!(method, "initialize" | "ping") {
+            return Verdict::Reply(error_reply(
+                id,
+                -32600,
+                format!("invalid request: {method} before initialize; send initialize first"),
+            ));
+        }
         let params = value.get("params").cloned();
         match serde_json::from_value::<ClientJsonRpcMessage>(value) {
             // rmcp reads a served method whose params do not fit as a
@@ -296,6 +306,15 @@ fn error_reply(id: Value, code: i64, message: String) -> Value {
 mod tests {
     use super::*;
 
+    const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+    /// A screen past the handshake.
+    fn initialized() -> Screen {
+        let mut screen = Screen::default();
+        assert!(matches!(screen.check(INITIALIZE), Verdict::Pass(_)));
+        screen
+    }
+
     fn reply(verdict: Verdict) -> Value {
         match verdict {
             Verdict::Reply(reply) => reply,
@@ -324,7 +343,7 @@ mod tests {
 
     #[test]
     fn malformed_params_of_a_served_method_are_invalid_params() {
-        let mut screen = Screen::default();
+        let mut screen = initialized();
         let answer = reply(
             screen.check(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#),
         );
@@ -338,13 +357,15 @@ mod tests {
     }
 
     #[test]
-    fn notifications_before_the_handshake_are_dropped() {
+    fn only_the_handshake_passes_before_the_handshake() {
         let mut screen = Screen::default();
+        let list = br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+        assert_eq!(reply(screen.check(list))["error"]["code"], -32600);
         let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert!(matches!(screen.check(initialized), Verdict::Skip));
-        let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-        assert!(matches!(screen.check(initialize), Verdict::Pass(_)));
+        assert!(matches!(screen.check(INITIALIZE), Verdict::Pass(_)));
         assert!(matches!(screen.check(initialized), Verdict::Pass(_)));
+        assert!(matches!(screen.check(list), Verdict::Pass(_)));
     }
 
     #[test]
