@@ -36,10 +36,10 @@ const SERVED: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
 /// The largest message read. A hook payload passed to
 /// `trae_mem_hook_event` can be tens of megabytes, as it can on the
 /// command line; past this the line is refused and skipped.
-pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 /// How many screened messages may wait for rmcp before the reader pauses.
-const INCOMING_QUEUE: usize = 16;
+const INCOMING_QUEUE: usize = 4;
 
 /// The server side of the stdio connection.
 pub struct Stdio {
