@@ -8,6 +8,7 @@ pub mod adapters;
 pub mod config;
 pub mod event;
 pub mod hooks;
+pub mod mcp;
 pub mod plugins;
 pub mod privacy;
 pub mod project;

@@ -28,6 +28,7 @@ struct Cli {
 enum Command {
     Demo(cli::demo::Cmd),
     Hook(cli::hook::Cmd),
+    Mcp(cli::mcp::Cmd),
     Search(cli::search::Cmd),
     Timeline(cli::timeline::Cmd),
     Sessions(cli::sessions::Cmd),
@@ -52,9 +53,10 @@ fn main() -> ExitCode {
     };
     let env = cli::Env { home: cli.home, cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")) };
     // Die quietly when a pager or `head` closes the pipe, as Unix tools do;
-    // but a hook always finishes its work and answers its client.
+    // but a hook always finishes its work and answers its client, and the
+    // MCP server shuts down on its own when its client goes.
     #[cfg(unix)]
-    if !matches!(cli.command, Command::Hook(_)) {
+    if !matches!(cli.command, Command::Hook(_) | Command::Mcp(_)) {
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Hook(cmd) => return cmd.run(&env),
         Command::Demo(cmd) => cmd.run(&env),
+        Command::Mcp(cmd) => cmd.run(&env),
         Command::Search(cmd) => cmd.run(&env),
         Command::Timeline(cmd) => cmd.run(&env),
         Command::Sessions(cmd) => cmd.run(&env),

@@ -6,6 +6,21 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::{Context, Result};
+
+/// Reads a project as a person or model names it: a directory that exists
+/// is resolved to its project (the git repository it is in); anything else
+/// is taken as a stored project path, as written.
+pub fn from_arg(project: &str) -> Result<String> {
+    let path = Path::new(project);
+    if path.is_dir() {
+        let absolute =
+            std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
+        return Ok(identify(&absolute));
+    }
+    Ok(project.to_owned())
+}
+
 /// The project that `dir` (absolute) belongs to, as a path string.
 pub fn identify(dir: &Path) -> String {
     top_level(dir).unwrap_or_else(|| dir.to_path_buf()).to_string_lossy().into_owned()

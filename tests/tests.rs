@@ -3,5 +3,6 @@
 mod util;
 
 mod hook;
+mod mcp;
 mod plugins;
 mod store_cli;

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod export;
 pub mod hook;
 pub mod import;
+pub mod mcp;
 pub mod output;
 pub mod plugins;
 pub mod search;
@@ -14,9 +15,9 @@ pub mod spool;
 pub mod summarize;
 pub mod timeline;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use trae_mem::config::{self, Loaded};
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
@@ -51,13 +52,5 @@ pub fn open_store(loaded: &Loaded) -> Result<Store> {
 /// Reads `--project`: a directory that exists is resolved to its project
 /// (the git repository it is in); anything else is taken as written.
 pub fn project_arg(project: Option<&str>) -> Result<Option<String>> {
-    let Some(project) = project else {
-        return Ok(None);
-    };
-    let path = Path::new(project);
-    if path.is_dir() {
-        let absolute = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
-        return Ok(Some(trae_mem::project::identify(&absolute)));
-    }
-    Ok(Some(project.to_owned()))
+    project.map(trae_mem::project::from_arg).transpose()
 }

@@ -1,0 +1,167 @@
+//! The tools: each one's name, description and schemas, and the code that
+//! runs it against the library. Names match the reference design, so
+//! existing Trae configurations keep working.
+//!
+//! A tool takes a typed input, derived from its JSON arguments, and returns
+//! a typed output; the schemas of both come from the same types, so what
+//! `tools/list` promises is what `tools/call` gives. A failure is a message
+//! for the model that says how to fix the call.
+
+mod hook_event;
+mod recall;
+mod sessions;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use anyhow::Result;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::config::Loaded;
+use crate::privacy::Privacy;
+use crate::store::Store;
+
+/// What every tool works with: the settings, the store and the privacy
+/// filter of the home the server was started for.
+pub struct Memory {
+    loaded: Loaded,
+    store: Mutex<Store>,
+    privacy: Privacy,
+    /// The project of the server's working directory: what a tool means
+    /// when no project is named.
+    default_project: String,
+}
+
+impl Memory {
+    pub fn new(loaded: Loaded, store: Store, cwd: &Path) -> Result<Self> {
+        let privacy = crate::hooks::privacy(&loaded)?;
+        let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
+        Ok(Self {
+            loaded,
+            store: Mutex::new(store),
+            privacy,
+            default_project: crate::project::identify(&cwd),
+        })
+    }
+
+    /// The store, for one call. Every use is synchronous, so no lock (and
+    /// no transaction) is ever held across an await.
+    fn store(&self) -> MutexGuard<'_, Store> {
+        // A panic in another call leaves the connection itself intact.
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The project an argument names, or the server's own.
+    fn project(&self, named: Option<&str>) -> Result<String, ToolError> {
+        match named.map(str::trim).filter(|p| !p.is_empty()) {
+            Some(named) => crate::project::from_arg(named)
+                .map_err(|err| ToolError(format!("project: {err:#}"))),
+            None => Ok(self.default_project.clone()),
+        }
+    }
+}
+
+/// A failure to show the model: what went wrong and how to call again.
+#[derive(Debug)]
+pub struct ToolError(pub String);
+
+impl From<anyhow::Error> for ToolError {
+    fn from(err: anyhow::Error) -> Self {
+        Self(format!("{err:#}"))
+    }
+}
+
+/// A tool as `tools/list` shows it, and the code behind it.
+pub struct ToolDef {
+    pub tool: Tool,
+    run: Run,
+}
+
+/// A tool's code, from JSON arguments to JSON output.
+type Run = Box<dyn Fn(&Memory, JsonObject) -> Result<Value, ToolError> + Send + Sync>;
+
+/// The words of a tool: what the model reads in `tools/list`.
+struct Spec {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    /// A valid call's arguments, shown when a call's arguments do not fit.
+    example: &'static str,
+    read_only: bool,
+}
+
+impl ToolDef {
+    /// Defines a tool whose schemas are those of `I` and `O`.
+    fn new<I, O>(spec: Spec, run: fn(&Memory, I) -> Result<O, ToolError>) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + 'static,
+        O: Serialize + JsonSchema + 'static,
+    {
+        let tool = Tool::new(spec.name, spec.description, JsonObject::new())
+            .with_title(spec.title)
+            .with_input_schema::<I>()
+            .with_output_schema::<O>()
+            .annotate(
+                ToolAnnotations::new()
+                    .read_only(spec.read_only)
+                    .destructive(false)
+                    .open_world(false),
+            );
+        let Spec { name, example, .. } = spec;
+        let run = move |memory: &Memory, arguments: JsonObject| {
+            let input: I = serde_json::from_value(Value::Object(arguments)).map_err(|err| {
+                ToolError(format!(
+                    "invalid arguments for {name}: {err}. A valid call's arguments look like {example}"
+                ))
+            })?;
+            let output = run(memory, input)?;
+            serde_json::to_value(output).map_err(|err| ToolError(format!("{name}: {err}")))
+        };
+        Self {
+            tool,
+            run: Box::new(run),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.tool.name
+    }
+
+    /// Runs the tool: its structured output, or the message of its failure.
+    pub fn call(&self, memory: &Memory, arguments: JsonObject) -> Result<Value, String> {
+        (self.run)(memory, arguments).map_err(|ToolError(message)| message)
+    }
+}
+
+/// Every tool, in the order `tools/list` shows them.
+pub fn catalog() -> Vec<ToolDef> {
+    let mut tools = recall::definitions();
+    tools.extend(sessions::definitions());
+    tools.push(hook_event::definition());
+    tools
+}
+
+/// A stored time as tools show it: RFC 3339, in UTC.
+fn rfc3339(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms).map_or_else(|_| ms.to_string(), |t| t.to_string())
+}
+
+/// Checks that a count argument lies in `range`, naming the argument otherwise.
+fn in_range(
+    name: &str,
+    value: usize,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<usize, ToolError> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(ToolError(format!(
+        "{name} must be from {} to {}, not {value}",
+        range.start(),
+        range.end()
+    )))
+}
