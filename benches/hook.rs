@@ -74,6 +74,8 @@ fn main() -> anyhow::Result<()> {
     std::fs::write(&payload_file, &payload)?;
     println!("peak memory of a hook      {:.1} MB (max RSS)", hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0);
 
+    plugin_figures(&exe, &home, dir.path(), runs)?;
+
     // SessionEnd on a session of `session_size` observations.
     let end_session = "bench-end-session";
     let mut ends = Vec::new();
@@ -89,6 +91,53 @@ fn main() -> anyhow::Result<()> {
         "hook SessionEnd ({session_size} obs)   p50 {:6.2} ms  (5 runs, summary included)",
         percentile(&mut ends, 50.0)
     );
+    Ok(())
+}
+
+/// The sampler plugin's cost: a PostToolUse whose output is over the
+/// capture limit, with the head-tail sampler (warm cache) against plain
+/// clipping, interleaved; the first, cold load; and a 1 MB output.
+fn plugin_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::Result<()> {
+    let wasm = Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/target/wasm32-wasip2/release/head_tail_sampler.wasm");
+    if !wasm.exists() {
+        println!("sampler figures skipped: {} is not built", wasm.display());
+        return Ok(());
+    }
+    let with = dir.join("with-sampler");
+    let without = dir.join("without-plugins");
+    std::fs::create_dir_all(&with)?;
+    std::fs::create_dir_all(&without)?;
+    std::fs::write(
+        with.join("trae-mem.toml"),
+        format!("[[plugins]]\nname = \"sampler\"\npath = \"{}\"\nrole = \"sampler\"\ntools = [\"*\"]\n", wasm.display()),
+    )?;
+    let output = |lines: usize| (0..lines).map(|i| format!("line {i}: compiling crate number {i} of the workspace")).collect::<Vec<_>>().join("\n");
+    let payload = |stdout: String| {
+        serde_json::to_vec(&json!({"session_id": "bench-sampler", "cwd": "/home/dev/src/bench", "hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "cargo build"}, "tool_response": {"stdout": stdout, "stderr": ""}}))
+    };
+    let medium = payload(output(400))?; // ~20 KB: over the 4,000-character limit
+    let cache = home.join("cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let cold = spawn_in(exe, &["hook"], home, &medium, &with)?;
+    let (mut plain, mut sampled) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        plain.push(spawn_in(exe, &["hook"], home, &medium, &without)?);
+        sampled.push(spawn_in(exe, &["hook"], home, &medium, &with)?);
+    }
+    let (plain_p50, sampled_p50) = (percentile(&mut plain, 50.0), percentile(&mut sampled, 50.0));
+    println!("hook PostToolUse 20 KB, clipped      p50 {plain_p50:6.2} ms");
+    println!("hook PostToolUse 20 KB, sampler      p50 {sampled_p50:6.2} ms  ({:.2}x, warm cache)", sampled_p50 / plain_p50);
+    println!("hook with sampler, first (cold) load     {cold:6.2} ms  (compile and cache)");
+    let big = payload(output(20_000))?; // ~1 MB
+    let (mut big_plain, mut big_sampled) = (Vec::new(), Vec::new());
+    for _ in 0..runs.min(30) {
+        big_plain.push(spawn_in(exe, &["hook"], home, &big, &without)?);
+        big_sampled.push(spawn_in(exe, &["hook"], home, &big, &with)?);
+    }
+    let (bp, bs) = (percentile(&mut big_plain, 50.0), percentile(&mut big_sampled, 50.0));
+    println!("hook PostToolUse 1 MB, clipped       p50 {bp:6.2} ms");
+    println!("hook PostToolUse 1 MB, sampler       p50 {bs:6.2} ms  (sampler's cost {:.2} ms)", bs - bp);
     Ok(())
 }
 
@@ -117,9 +166,15 @@ fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) ->
 
 /// Spawns `exe` with the payload on stdin and waits; returns milliseconds.
 fn spawn(exe: &Path, args: &[&str], home: &Path, payload: &[u8]) -> anyhow::Result<f64> {
+    spawn_in(exe, args, home, payload, home)
+}
+
+/// Like `spawn`, in `cwd` (whose trae-mem.toml, if any, applies).
+fn spawn_in(exe: &Path, args: &[&str], home: &Path, payload: &[u8], cwd: &Path) -> anyhow::Result<f64> {
     let started = Instant::now();
     let mut child = Command::new(exe)
         .args(args)
+        .current_dir(cwd)
         .env("TRAE_MEM_HOME", home)
         .env_remove("CLAUDE_PROJECT_DIR")
         .stdin(Stdio::piped())
