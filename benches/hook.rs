@@ -98,7 +98,8 @@ fn main() -> anyhow::Result<()> {
 /// capture limit, with the head-tail sampler (warm cache) against plain
 /// clipping, interleaved; the first, cold load; and a 1 MB output.
 fn plugin_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::Result<()> {
-    let wasm = Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/target/wasm32-wasip2/release/head_tail_sampler.wasm");
+    let wasm =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/target/wasm32-wasip2/release/head_tail_sampler.wasm");
     if !wasm.exists() {
         println!("sampler figures skipped: {} is not built", wasm.display());
         return Ok(());
@@ -109,12 +110,22 @@ fn plugin_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::R
     std::fs::create_dir_all(&without)?;
     std::fs::write(
         with.join("trae-mem.toml"),
-        format!("[[plugins]]\nname = \"sampler\"\npath = \"{}\"\nrole = \"sampler\"\ntools = [\"*\"]\n", wasm.display()),
+        format!(
+            "[[plugins]]\nname = \"sampler\"\npath = \"{}\"\nrole = \"sampler\"\ntools = [\"*\"]\n",
+            wasm.display()
+        ),
     )?;
-    let output = |lines: usize| (0..lines).map(|i| format!("line {i}: compiling crate number {i} of the workspace")).collect::<Vec<_>>().join("\n");
+    let output = |lines: usize| {
+        (0..lines)
+            .map(|i| format!("line {i}: compiling crate number {i} of the workspace"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     let payload = |stdout: String| {
-        serde_json::to_vec(&json!({"session_id": "bench-sampler", "cwd": "/home/dev/src/bench", "hook_event_name": "PostToolUse",
-            "tool_name": "Bash", "tool_input": {"command": "cargo build"}, "tool_response": {"stdout": stdout, "stderr": ""}}))
+        serde_json::to_vec(
+            &json!({"session_id": "bench-sampler", "cwd": "/home/dev/src/bench", "hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "cargo build"}, "tool_response": {"stdout": stdout, "stderr": ""}}),
+        )
     };
     let medium = payload(output(400))?; // ~20 KB: over the 4,000-character limit
     let cache = home.join("cache");
@@ -127,7 +138,10 @@ fn plugin_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::R
     }
     let (plain_p50, sampled_p50) = (percentile(&mut plain, 50.0), percentile(&mut sampled, 50.0));
     println!("hook PostToolUse 20 KB, clipped      p50 {plain_p50:6.2} ms");
-    println!("hook PostToolUse 20 KB, sampler      p50 {sampled_p50:6.2} ms  ({:.2}x, warm cache)", sampled_p50 / plain_p50);
+    println!(
+        "hook PostToolUse 20 KB, sampler      p50 {sampled_p50:6.2} ms  ({:.2}x, warm cache)",
+        sampled_p50 / plain_p50
+    );
     println!("hook with sampler, first (cold) load     {cold:6.2} ms  (compile and cache)");
     let big = payload(output(20_000))?; // ~1 MB
     let (mut big_plain, mut big_sampled) = (Vec::new(), Vec::new());

@@ -59,12 +59,12 @@ fn main() -> anyhow::Result<()> {
         let hits = store.search(&request).expect("search");
         (started.elapsed().as_secs_f64() * 1e3, hits.len())
     };
-    for (_, q) in corpus::QUERIES {
+    for (_, q) in QUERIES {
         search(q);
     }
     let mut all = Vec::new();
     let mut by_category: Vec<(&str, Vec<f64>)> = Vec::new();
-    for (category, q) in corpus::QUERIES {
+    for (category, q) in QUERIES {
         let mut times = Vec::with_capacity(rounds);
         let mut found = 0;
         for _ in 0..rounds {
@@ -102,3 +102,25 @@ fn percentile(values: &mut [f64], p: f64) -> f64 {
     let rank = ((p / 100.0) * (values.len() - 1) as f64).round() as usize;
     values[rank]
 }
+
+/// The fixed query mix, by category.
+const QUERIES: &[(&str, &str)] = &[
+    ("english", "database"),
+    ("english", "timeout"),
+    ("english", "migration"),
+    ("english", "permission"),
+    ("chinese-2", "缓存"),
+    ("chinese-2", "数据"),
+    ("chinese-2", "超时"),
+    ("chinese-2", "泄漏"),
+    ("identifier", "parse_config"),
+    ("identifier", "HashMap"),
+    ("identifier", "retry_with_backoff"),
+    ("identifier", "fn main"),
+    ("path", "src/store/schema.rs"),
+    ("path", "crates/core/src/handler.go"),
+    ("multi-word", "database locked"),
+    ("multi-word", "connection refused timeout"),
+    ("multi-word", "缓存 latency"),
+    ("multi-word", "\"cache miss\""),
+];

@@ -22,6 +22,7 @@ pub const EXAMPLE: &str = include_str!("../trae-mem.toml");
 /// Every setting, resolved.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[derive(Default)]
 pub struct Config {
     /// Where the database, spool and logs live. Default: `~/.trae-mem`.
     /// `TRAE_MEM_HOME` or `--home` override it; a relative path is relative
@@ -197,21 +198,6 @@ pub struct Search {
     pub index: String,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            home: None,
-            capture: Capture::default(),
-            privacy: Privacy::default(),
-            context: ContextSettings::default(),
-            hook: Hook::default(),
-            search: Search::default(),
-            summarize: Summarize::default(),
-            plugins: Vec::new(),
-        }
-    }
-}
-
 impl Default for Capture {
     fn default() -> Self {
         Self {
@@ -293,11 +279,11 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
         merge(&mut merged, read_table(&global_file)?);
         files.push(global_file.clone());
     }
-    if let (Some(table), Some(file)) = (project_table, project_file) {
-        if file != global_file {
-            merge(&mut merged, table);
-            files.push(file);
-        }
+    if let (Some(table), Some(file)) = (project_table, project_file)
+        && file != global_file
+    {
+        merge(&mut merged, table);
+        files.push(file);
     }
     let mut config: Config = parse(merged, files.last().map(PathBuf::as_path))?;
     check(&config).context("the merged config files")?;
@@ -382,10 +368,10 @@ fn check(config: &Config) -> Result<()> {
             }
             _ => {}
         }
-        if let Some(pin) = &plugin.sha256 {
-            if pin.len() != 64 || !pin.chars().all(|c| c.is_ascii_hexdigit()) {
-                bail!("plugin {:?}: `sha256` must be 64 hex digits, not {pin:?}", plugin.name);
-            }
+        if let Some(pin) = &plugin.sha256
+            && (pin.len() != 64 || !pin.chars().all(|c| c.is_ascii_hexdigit()))
+        {
+            bail!("plugin {:?}: `sha256` must be 64 hex digits, not {pin:?}", plugin.name);
         }
         if plugin.limits.timeout_ms == 0 || plugin.limits.memory_mb == 0 {
             bail!("plugin {:?}: limits.timeout_ms and limits.memory_mb must be above 0", plugin.name);

@@ -14,8 +14,7 @@ use anyhow::{Context, Result};
 pub fn from_arg(project: &str) -> Result<String> {
     let path = Path::new(project);
     if path.is_dir() {
-        let absolute =
-            std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
+        let absolute = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
         return Ok(identify(&absolute));
     }
     Ok(project.to_owned())

@@ -53,13 +53,7 @@ impl Server {
                 sink.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
-        Self {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            stderr,
-            next_id: 1,
-        }
+        Self { stdin: child.stdin.take(), child, lines, stderr, next_id: 1 }
     }
 
     /// A server that has done the handshake.
@@ -91,12 +85,12 @@ impl Server {
     #[track_caller]
     fn recv(&self) -> Value {
         match self.lines.recv_timeout(ANSWER_TIMEOUT) {
-            Ok(line) => serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:?}")),
-            Err(RecvTimeoutError::Timeout) => panic!(
-                "no answer within {ANSWER_TIMEOUT:?}\n--- stderr\n{}",
-                self.stderr()
-            ),
+            Ok(line) => {
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:?}"))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no answer within {ANSWER_TIMEOUT:?}\n--- stderr\n{}", self.stderr())
+            }
             Err(RecvTimeoutError::Disconnected) => {
                 panic!("the server closed stdout\n--- stderr\n{}", self.stderr())
             }
@@ -137,10 +131,7 @@ impl Server {
         let result = self.call(tool, arguments);
         assert_eq!(result["isError"], false, "{result}");
         let text = result["content"][0]["text"].as_str().unwrap();
-        assert_eq!(
-            serde_json::from_str::<Value>(text).unwrap(),
-            result["structuredContent"]
-        );
+        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), result["structuredContent"]);
         result["structuredContent"].clone()
     }
 
@@ -182,9 +173,7 @@ impl Drop for Server {
 
 #[track_caller]
 fn error_code(answer: &Value) -> i64 {
-    answer["error"]["code"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("expected an error: {answer}"))
+    answer["error"]["code"].as_i64().unwrap_or_else(|| panic!("expected an error: {answer}"))
 }
 
 fn count(home: &Home, sql: &str) -> i64 {
@@ -193,10 +182,7 @@ fn count(home: &Home, sql: &str) -> i64 {
 
 /// The work directory as the server resolves it.
 fn project(home: &Home) -> String {
-    std::fs::canonicalize(home.work())
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
+    std::fs::canonicalize(home.work()).unwrap().to_string_lossy().into_owned()
 }
 
 #[test]
@@ -208,20 +194,12 @@ fn every_handshake_version_is_echoed_and_a_newer_one_gets_the_newest() {
         assert_eq!(result["protocolVersion"], version);
         assert_eq!(result["serverInfo"]["name"], "trae-mem");
         assert!(result["capabilities"]["tools"].is_object(), "{result}");
-        assert!(
-            result["instructions"]
-                .as_str()
-                .unwrap()
-                .contains("trae_mem_inject")
-        );
+        assert!(result["instructions"].as_str().unwrap().contains("trae_mem_inject"));
     }
     // A revision without the handshake, or one from the future: the newest served.
     for version in ["2026-07-28", "2099-01-01"] {
         let mut server = Server::start(&home);
-        assert_eq!(
-            server.initialize(version)["result"]["protocolVersion"],
-            "2025-11-25"
-        );
+        assert_eq!(server.initialize(version)["result"]["protocolVersion"], "2025-11-25");
     }
 }
 
@@ -241,29 +219,12 @@ fn unknown_methods_get_method_not_found_so_newer_clients_fall_back() {
     assert_eq!(error_code(&probe), -32601, "{probe}");
     let bare = server.request("server/discover", json!({}));
     assert_eq!(error_code(&bare), -32601, "{bare}");
-    assert!(
-        bare["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("server/discover")
-    );
+    assert!(bare["error"]["message"].as_str().unwrap().contains("server/discover"));
     let early = server.request("tools/list", json!({}));
-    assert_eq!(
-        error_code(&early),
-        -32600,
-        "the handshake comes first: {early}"
-    );
+    assert_eq!(error_code(&early), -32600, "the handshake comes first: {early}");
     // The fallback handshake then works on the same connection.
-    assert_eq!(
-        server.initialize("2025-11-25")["result"]["protocolVersion"],
-        "2025-11-25"
-    );
-    for method in [
-        "foo/bar",
-        "resources/list",
-        "prompts/list",
-        "logging/setLevel",
-    ] {
+    assert_eq!(server.initialize("2025-11-25")["result"]["protocolVersion"], "2025-11-25");
+    for method in ["foo/bar", "resources/list", "prompts/list", "logging/setLevel"] {
         let answer = server.request(method, json!({}));
         assert_eq!(error_code(&answer), -32601, "{method}: {answer}");
     }
@@ -300,10 +261,7 @@ fn wrong_parameters_are_invalid_params_and_bad_arguments_are_tool_errors() {
         let answer = server.request("tools/call", params.clone());
         assert_eq!(error_code(&answer), -32602, "{params}: {answer}");
         assert!(
-            answer["error"]["message"]
-                .as_str()
-                .unwrap()
-                .starts_with("invalid params for tools/call: "),
+            answer["error"]["message"].as_str().unwrap().starts_with("invalid params for tools/call: "),
             "{answer}"
         );
     }
@@ -319,42 +277,28 @@ fn wrong_parameters_are_invalid_params_and_bad_arguments_are_tool_errors() {
     );
     let message = server.call_err("trae_mem_timeline", json!({"id": "seven"}));
     assert!(
-        message.starts_with(
-            "invalid arguments for trae_mem_timeline: invalid type: string \"seven\", expected i64"
-        ),
+        message.starts_with("invalid arguments for trae_mem_timeline: invalid type: string \"seven\", expected i64"),
         "{message}"
     );
     let message = server.call_err("trae_mem_search", json!({"query": "x", "limit": 0}));
     assert_eq!(message, "limit must be from 1 to 100, not 0");
-    let message = server.call_err(
-        "trae_mem_hook_event",
-        json!({"event": "Stop", "payload": []}),
-    );
+    let message = server.call_err("trae_mem_hook_event", json!({"event": "Stop", "payload": []}));
     assert!(message.contains("expected a map"), "{message}");
     let message = server.call_err(
         "trae_mem_hook_event",
         json!({"event": "Stop", "payload": {"session_id": "s"}, "client": "nonesuch"}),
     );
-    assert!(
-        message.starts_with("unknown client \"nonesuch\""),
-        "{message}"
-    );
+    assert!(message.starts_with("unknown client \"nonesuch\""), "{message}");
 }
 
 #[test]
 fn an_unknown_tool_is_invalid_params() {
     let home = Home::new();
     let mut server = Server::ready(&home);
-    let answer = server.request(
-        "tools/call",
-        json!({"name": "trae_mem_forget", "arguments": {}}),
-    );
+    let answer = server.request("tools/call", json!({"name": "trae_mem_forget", "arguments": {}}));
     assert_eq!(error_code(&answer), -32602, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
-    assert!(
-        message.starts_with("unknown tool \"trae_mem_forget\"; the tools are trae_mem_search, "),
-        "{message}"
-    );
+    assert!(message.starts_with("unknown tool \"trae_mem_forget\"; the tools are trae_mem_search, "), "{message}");
 }
 
 #[test]
@@ -373,22 +317,13 @@ fn a_message_of_several_megabytes_is_read_whole() {
     assert_eq!(out["event"], "PostToolUse");
     assert_eq!(out["warning"], Value::Null);
     // Stored as the hook stores it: clipped to [capture] tool_response_chars.
-    let content: String = home
-        .db()
-        .query_row("SELECT content FROM observations", [], |r| r.get(0))
-        .unwrap();
+    let content: String = home.db().query_row("SELECT content FROM observations", [], |r| r.get(0)).unwrap();
     assert!(content.starts_with("cat huge.log\n→ 0123456789abcdef"));
-    assert_eq!(
-        content.chars().count(),
-        "cat huge.log\n→ ".chars().count() + 4000
-    );
+    assert_eq!(content.chars().count(), "cat huge.log\n→ ".chars().count() + 4000);
 
     let session = server.call_ok("trae_mem_start_session", json!({}))["session_id"].clone();
     let note = "log line ".repeat(600_000);
-    let logged = server.call_ok(
-        "trae_mem_log",
-        json!({"session_id": session, "content": note}),
-    );
+    let logged = server.call_ok("trae_mem_log", json!({"session_id": session, "content": note}));
     let full = server.call_ok("trae_mem_get_observations", json!({"ids": [logged["id"]]}));
     let stored = full["observations"][0]["content"].as_str().unwrap();
     assert_eq!(stored.chars().count(), 8000, "[capture] response_chars");
@@ -414,10 +349,7 @@ fn closing_stdin_ends_the_server_cleanly() {
     assert_eq!(rest.len(), 1, "{rest:?}");
     let answer: Value = serde_json::from_str(&rest[0]).unwrap();
     assert_eq!(answer["id"], 99);
-    assert_eq!(
-        answer["result"]["structuredContent"]["external_id"],
-        "last-words"
-    );
+    assert_eq!(answer["result"]["structuredContent"]["external_id"], "last-words");
     assert_eq!(count(&home, "SELECT count(*) FROM sessions"), 1);
 }
 
@@ -426,10 +358,8 @@ fn the_server_and_eight_hook_processes_share_one_home() {
     let home = Arc::new(Home::new());
     let project = project(&home);
     let mut server = Server::ready(&home);
-    let session = server.call_ok(
-        "trae_mem_start_session",
-        json!({"project": project, "external_id": "beside-hooks"}),
-    )["session_id"]
+    let session = server.call_ok("trae_mem_start_session", json!({"project": project, "external_id": "beside-hooks"}))
+        ["session_id"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -465,10 +395,7 @@ fn the_server_and_eight_hook_processes_share_one_home() {
     home.run(&["spool", "replay"], None).ok();
 
     // The server sees every hook write...
-    let hits = server.call_ok(
-        "trae_mem_search",
-        json!({"query": "hook-write", "project": project, "limit": 100}),
-    );
+    let hits = server.call_ok("trae_mem_search", json!({"query": "hook-write", "project": project, "limit": 100}));
     let mut seen: Vec<String> = hits["hits"]
         .as_array()
         .unwrap()
@@ -476,9 +403,8 @@ fn the_server_and_eight_hook_processes_share_one_home() {
         .map(|h| h["snippet"].as_str().unwrap().replace(['«', '»'], ""))
         .collect();
     seen.sort();
-    let mut expected: Vec<String> = (0..HOOKS)
-        .flat_map(|t| (0..PER_HOOK).map(move |i| format!("hook-write {t}-{i}")))
-        .collect();
+    let mut expected: Vec<String> =
+        (0..HOOKS).flat_map(|t| (0..PER_HOOK).map(move |i| format!("hook-write {t}-{i}"))).collect();
     expected.sort();
     assert_eq!(seen, expected);
 
@@ -488,34 +414,17 @@ fn the_server_and_eight_hook_processes_share_one_home() {
     let brief = ended["brief"].as_str().unwrap();
     assert!(brief.starts_with("Concluded: mcp-write"), "{brief}");
     let start = json!({"session_id": "after", "cwd": project, "hook_event_name": "SessionStart", "source": "startup"});
-    let run = home
-        .run(&["hook"], Some(&serde_json::to_vec(&start).unwrap()))
-        .ok();
-    let context = run.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let run = home.run(&["hook"], Some(&serde_json::to_vec(&start).unwrap())).ok();
+    let context = run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
     assert!(context.contains(brief), "{context}");
-    let cli = home
-        .run(&["search", "mcp-write", "--limit", "100", "--json"], None)
-        .ok()
-        .json();
+    let cli = home.run(&["search", "mcp-write", "--limit", "100", "--json"], None).ok().json();
     assert_eq!(cli["hits"].as_array().unwrap().len(), NOTES);
 
     assert_eq!(
-        count(
-            &home,
-            "SELECT count(*) FROM observations WHERE content LIKE 'hook-write %'"
-        ),
+        count(&home, "SELECT count(*) FROM observations WHERE content LIKE 'hook-write %'"),
         (HOOKS * PER_HOOK) as i64
     );
-    assert_eq!(
-        count(
-            &home,
-            "SELECT count(*) FROM observations WHERE content LIKE 'mcp-write %'"
-        ),
-        NOTES as i64
-    );
+    assert_eq!(count(&home, "SELECT count(*) FROM observations WHERE content LIKE 'mcp-write %'"), NOTES as i64);
     let (status, _, stderr) = server.close();
     assert!(status.success(), "{stderr}");
 }
@@ -526,10 +435,7 @@ struct Steps(Vec<Value>);
 impl Steps {
     #[track_caller]
     fn get(&self, step: &str) -> &Value {
-        self.0
-            .iter()
-            .find(|s| s["step"] == step)
-            .unwrap_or_else(|| panic!("the client printed no step {step:?}"))
+        self.0.iter().find(|s| s["step"] == step).unwrap_or_else(|| panic!("the client printed no step {step:?}"))
     }
 
     /// A step's structured content, which must not be an error.
@@ -561,19 +467,10 @@ fn the_official_python_sdk_drives_every_tool() {
     let project = project(&home);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
     let mut command = std::process::Command::new(&python);
-    command
-        .arg(&script)
-        .arg(crate::util::bin())
-        .arg(&project)
-        .env("TRAE_MEM_HOME", home.home());
+    command.arg(&script).arg(crate::util::bin()).arg(&project).env("TRAE_MEM_HOME", home.home());
     let run = crate::util::run_command(command, &["(python)", "tests/mcp_client.py"], None);
     assert_eq!(run.code, 0, "{run}");
-    let steps = Steps(
-        run.stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect(),
-    );
+    let steps = Steps(run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect());
     assert_eq!(steps.0.last().unwrap()["step"], "done", "{run}");
 
     // The SDK's default mode probed server/discover, got -32601, and fell back.
@@ -601,22 +498,12 @@ fn the_official_python_sdk_drives_every_tool() {
     }
 
     // Hook events through the hook pipeline.
-    for step in [
-        "hook_start",
-        "hook_prompt",
-        "hook_tool",
-        "hook_stop",
-        "hook_end",
-    ] {
+    for step in ["hook_start", "hook_prompt", "hook_tool", "hook_stop", "hook_end"] {
         let out = steps.ok(step);
         assert_eq!(out["warning"], Value::Null, "{step}: {out}");
         assert_eq!(out["client"], "claude-code");
     }
-    assert_eq!(
-        steps.ok("hook_start")["stdout"],
-        Value::Null,
-        "no memory yet"
-    );
+    assert_eq!(steps.ok("hook_start")["stdout"], Value::Null, "no memory yet");
     let bad = steps.err("hook_bad_payload");
     assert!(
         bad.starts_with("the payload's fields have unexpected types: invalid type: integer `5`, expected a string; the payload is kept in "),
@@ -640,68 +527,43 @@ fn the_official_python_sdk_drives_every_tool() {
         "no session has id \"no-such-session\"; call trae_mem_start_session and pass the session_id it returns"
     );
     let ended = steps.ok("end");
-    assert_eq!(
-        ended["brief"],
-        "Concluded: Cache the stock query for 30 seconds"
-    );
+    assert_eq!(ended["brief"], "Concluded: Cache the stock query for 30 seconds");
     assert_eq!(ended["session_id"], started["session_id"]);
 
     // Search: a compact index, public rows only.
     let hits = steps.ok("search")["hits"].as_array().unwrap();
     let ids: Vec<i64> = hits.iter().map(|h| h["id"].as_i64().unwrap()).collect();
     assert_eq!(ids, [1, 2]);
-    assert_eq!(
-        hits[0]["snippet"],
-        "Why does the nightly import say «database» is «locked»?"
-    );
+    assert_eq!(hits[0]["snippet"], "Why does the nightly import say «database» is «locked»?");
     let mut keys: Vec<&String> = hits[0].as_object().unwrap().keys().collect();
     keys.sort();
     assert_eq!(keys, ["id", "kind", "score", "snippet", "time", "tool"]);
     assert_eq!(hits[1]["tool"], "Bash");
     assert_eq!(steps.ok("search_private")["hits"], json!([]));
     assert_eq!(steps.ok("search_vault")["hits"], json!([]));
-    assert_eq!(
-        steps.err("search_bad_limit"),
-        "limit must be from 1 to 100, not 1000"
-    );
-    assert!(
-        steps
-            .err("search_bad_since")
-            .starts_with("since: cannot read \"the other day\" as a time")
-    );
+    assert_eq!(steps.err("search_bad_limit"), "limit must be from 1 to 100, not 1000");
+    assert!(steps.err("search_bad_since").starts_with("since: cannot read \"the other day\" as a time"));
 
     // Timeline and full observations, private rows left out.
     let entry_ids = |step: &str| -> Vec<i64> {
-        steps.ok(step)["observations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| o["id"].as_i64().unwrap())
-            .collect()
+        steps.ok(step)["observations"].as_array().unwrap().iter().map(|o| o["id"].as_i64().unwrap()).collect()
     };
     assert_eq!(entry_ids("timeline"), [1, 2, 3, 4, 5]);
     assert_eq!(entry_ids("timeline_session"), [6, 9], "7 and 8 are private");
-    assert_eq!(
-        steps.ok("timeline_session")["observations"][1]["excerpt"],
-        "deploy to  tonight"
-    );
-    assert_eq!(
-        steps.err("timeline_missing"),
-        "no observation has id 999999; take ids from trae_mem_search"
-    );
+    assert_eq!(steps.ok("timeline_session")["observations"][1]["excerpt"], "deploy to  tonight");
+    assert_eq!(steps.err("timeline_missing"), "no observation has id 999999; take ids from trae_mem_search");
     let got = steps.ok("get");
     assert_eq!(entry_ids("get"), [1, 6]);
     assert_eq!(got["missing"], json!([7, 999999]));
-    assert_eq!(
-        got["observations"][0]["content"],
-        "Why does the nightly import say database is locked?"
-    );
+    assert_eq!(got["observations"][0]["content"], "Why does the nightly import say database is locked?");
     assert_eq!(got["observations"][1]["tags"], json!(["cache"]));
 
     // The context block: the query's hits first, then the summaries.
     let context = steps.ok("inject")["context"].as_str().unwrap();
     assert!(
-        context.starts_with("# Memory from earlier sessions in this project (trae-mem)\n\n## Related to \"stock query\"\n- #6 "),
+        context.starts_with(
+            "# Memory from earlier sessions in this project (trae-mem)\n\n## Related to \"stock query\"\n- #6 "
+        ),
         "{context}"
     );
     assert!(context.contains("decision: Cache the «stock» «query» for 30 seconds"));
@@ -713,20 +575,14 @@ fn the_official_python_sdk_drives_every_tool() {
     // The same block a hook injects at session start.
     let next = steps.ok("hook_next_start")["stdout"].as_str().unwrap();
     let injected: Value = serde_json::from_str(next).unwrap();
-    let injected = injected["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
+    let injected = injected["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(injected.contains("Concluded: Cache the stock query for 30 seconds"));
 
     // Mistakes a model makes.
     let unknown = &steps.get("unknown_tool")["protocol_error"];
     assert_eq!(unknown["code"], -32602);
     assert!(steps.err("bad_arguments").contains("expected a sequence"));
-    assert!(
-        steps
-            .err("unknown_argument")
-            .contains("unknown field `qeury`, expected one of `query`")
-    );
+    assert!(steps.err("unknown_argument").contains("unknown field `qeury`, expected one of `query`"));
 
     // A second server process, the plain handshake, the same memory.
     let plain = steps.get("handshake_client");
@@ -740,24 +596,12 @@ fn the_official_python_sdk_drives_every_tool() {
             continue;
         }
         for secret in ["salary", "vault", "staging-42"] {
-            assert!(
-                !step.to_string().contains(secret),
-                "{secret} left the server: {step}"
-            );
+            assert!(!step.to_string().contains(secret), "{secret} left the server: {step}");
         }
     }
     assert_eq!(
-        count(
-            &home,
-            "SELECT count(*) FROM observations WHERE private = 1 AND content = 'my salary is 9000'"
-        ),
+        count(&home, "SELECT count(*) FROM observations WHERE private = 1 AND content = 'my salary is 9000'"),
         1
     );
-    assert_eq!(
-        count(
-            &home,
-            "SELECT count(*) FROM observations WHERE private = 1 AND content = '[PRIVATE]'"
-        ),
-        1
-    );
+    assert_eq!(count(&home, "SELECT count(*) FROM observations WHERE private = 1 AND content = '[PRIVATE]'"), 1);
 }

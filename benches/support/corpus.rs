@@ -350,25 +350,3 @@ impl Corpus {
         Ok(raw)
     }
 }
-
-/// The fixed query mix, by category.
-pub const QUERIES: &[(&str, &str)] = &[
-    ("english", "database"),
-    ("english", "timeout"),
-    ("english", "migration"),
-    ("english", "permission"),
-    ("chinese-2", "缓存"),
-    ("chinese-2", "数据"),
-    ("chinese-2", "超时"),
-    ("chinese-2", "泄漏"),
-    ("identifier", "parse_config"),
-    ("identifier", "HashMap"),
-    ("identifier", "retry_with_backoff"),
-    ("identifier", "fn main"),
-    ("path", "src/store/schema.rs"),
-    ("path", "crates/core/src/handler.go"),
-    ("multi-word", "database locked"),
-    ("multi-word", "connection refused timeout"),
-    ("multi-word", "缓存 latency"),
-    ("multi-word", "\"cache miss\""),
-];

@@ -35,10 +35,7 @@ pub fn build_focused(
     }
     for (session, brief) in store.recent_briefs(project, settings.sessions)? {
         let when = timefmt::local_minute(session.ended_at.unwrap_or(session.started_at));
-        sections.push(format!(
-            "\n## {when} (session {})\n{brief}\n",
-            &session.id[..8]
-        ));
+        sections.push(format!("\n## {when} (session {})\n{brief}\n", &session.id[..8]));
     }
     if sections.is_empty() {
         return Ok(None);
@@ -62,10 +59,7 @@ pub fn build_focused(
 fn focus_section(store: &Store, project: &str, query: &str) -> Result<Option<String>> {
     let hits = store.search(&SearchRequest {
         text: query.to_owned(),
-        filters: Filters {
-            project: Some(project.to_owned()),
-            ..Filters::default()
-        },
+        filters: Filters { project: Some(project.to_owned()), ..Filters::default() },
         limit: FOCUS_HITS,
         offset: 0,
     })?;

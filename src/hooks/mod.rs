@@ -107,10 +107,10 @@ pub fn deliver(call: &Call<'_>, entry: SpoolEntry, adapter: &dyn Adapter) -> Res
                 let context = context::build(&store, &project, &loaded.config.context).unwrap_or(None);
                 outcome.stdout = context.and_then(|c| adapter.context_output(&event, &c));
             }
-            if spool.has_pending() {
-                if let Err(err) = replay(loaded, &spool, Some(deadline)) {
-                    outcome.warnings.push(format!("could not replay the spool: {err:#}"));
-                }
+            if spool.has_pending()
+                && let Err(err) = replay(loaded, &spool, Some(deadline))
+            {
+                outcome.warnings.push(format!("could not replay the spool: {err:#}"));
             }
             Ok(outcome)
         }
@@ -159,10 +159,10 @@ fn store_event(loaded: &Loaded, event: &Event, at: i64, deadline: Instant) -> Re
     let mut store = Store::open(&loaded.home.join(DB_FILE), &options)?;
     let project = project_of(event);
     let session_id = store.write(|w| record::record(w, event, &project, at, &loaded.config.capture, &work))?;
-    if event.kind == EventKind::SessionEnd {
-        if let Err(err) = plugged::summarize(&plugins, &mut store, &session_id, at) {
-            work.warnings.push(format!("{err:#}; the built-in summaries stand"));
-        }
+    if event.kind == EventKind::SessionEnd
+        && let Err(err) = plugged::summarize(&plugins, &mut store, &session_id, at)
+    {
+        work.warnings.push(format!("{err:#}; the built-in summaries stand"));
     }
     for warning in &work.warnings {
         crate::plugins::log_line(&loaded.home, "host", "warn", warning);

@@ -34,19 +34,13 @@ pub fn serve(loaded: Loaded, store: Store, cwd: &Path) -> Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let running = match server::Server::new(memory)
-            .serve(transport::Stdio::start())
-            .await
-        {
+        let running = match server::Server::new(memory).serve(transport::Stdio::start()).await {
             Ok(running) => running,
             // The client left before the handshake: nothing to serve.
             Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
             Err(err) => return Err(err).context("the MCP handshake failed"),
         };
-        running
-            .waiting()
-            .await
-            .context("the MCP server stopped unexpectedly")?;
+        running.waiting().await.context("the MCP server stopped unexpectedly")?;
         Ok(())
     })
 }

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -28,10 +28,7 @@ pub struct Server {
 
 impl Server {
     pub fn new(memory: Memory) -> Self {
-        Self {
-            memory: Arc::new(memory),
-            tools: Arc::new(super::tools::catalog()),
-        }
+        Self { memory: Arc::new(memory), tools: Arc::new(super::tools::catalog()) }
     }
 }
 
@@ -52,9 +49,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.tools.iter().map(|def| def.tool.clone()).collect(),
-        ))
+        Ok(ListToolsResult::with_all_items(self.tools.iter().map(|def| def.tool.clone()).collect()))
     }
 
     /// An unknown tool is a protocol error (-32602); anything that goes
@@ -67,11 +62,7 @@ impl ServerHandler for Server {
         let Some(index) = self.tools.iter().position(|def| def.name() == request.name) else {
             let names: Vec<&str> = self.tools.iter().map(ToolDef::name).collect();
             return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool {:?}; the tools are {}",
-                    request.name,
-                    names.join(", ")
-                ),
+                format!("unknown tool {:?}; the tools are {}", request.name, names.join(", ")),
                 None,
             ));
         };

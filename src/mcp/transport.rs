@@ -21,8 +21,8 @@ use std::thread::JoinHandle;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, InitializeRequestParams,
-    JsonRpcMessage, PaginatedRequestParams,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, InitializeRequestParams, JsonRpcMessage,
+    PaginatedRequestParams,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -62,11 +62,7 @@ impl Stdio {
         let replies = outgoing.clone();
         std::thread::spawn(move || read_stdin(&incoming_tx, &replies));
         let writer = std::thread::spawn(move || write_stdout(&outgoing_rx));
-        Self {
-            incoming,
-            outgoing,
-            writer: Some(writer),
-        }
+        Self { incoming, outgoing, writer: Some(writer) }
     }
 }
 
@@ -77,13 +73,9 @@ impl Transport<RoleServer> for Stdio {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let sent = serde_json::to_string(&item)
-            .map_err(std::io::Error::other)
-            .and_then(|line| {
-                self.outgoing
-                    .send(Outgoing::Line(line))
-                    .map_err(|_| std::io::ErrorKind::BrokenPipe.into())
-            });
+        let sent = serde_json::to_string(&item).map_err(std::io::Error::other).and_then(|line| {
+            self.outgoing.send(Outgoing::Line(line)).map_err(|_| std::io::ErrorKind::BrokenPipe.into())
+        });
         std::future::ready(sent)
     }
 
@@ -107,10 +99,8 @@ impl Transport<RoleServer> for Stdio {
 fn write_stdout(lines: &std_mpsc::Receiver<Outgoing>) {
     let mut stdout = std::io::stdout().lock();
     while let Ok(Outgoing::Line(line)) = lines.recv() {
-        let written = stdout
-            .write_all(line.as_bytes())
-            .and_then(|()| stdout.write_all(b"\n"))
-            .and_then(|()| stdout.flush());
+        let written =
+            stdout.write_all(line.as_bytes()).and_then(|()| stdout.write_all(b"\n")).and_then(|()| stdout.flush());
         if let Err(err) = written {
             eprintln!("trae-mem mcp: cannot write to stdout ({err}); the client is gone");
             return;
@@ -128,10 +118,7 @@ fn read_stdin(incoming: &mpsc::Sender<ClientJsonRpcMessage>, replies: &std_mpsc:
             Ok(Frame::TooLong) => Verdict::Reply(error_reply(
                 Value::Null,
                 -32600,
-                format!(
-                    "the message is longer than {} MiB; send less per call",
-                    MAX_MESSAGE_BYTES >> 20
-                ),
+                format!("the message is longer than {} MiB; send less per call", MAX_MESSAGE_BYTES >> 20),
             )),
             Ok(Frame::Line) => screen.check(&line),
             Err(err) => {
@@ -213,10 +200,7 @@ impl Screen {
             }
         };
         let id = value.get("id").cloned();
-        let method = value
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let method = value.get("method").and_then(Value::as_str).map(str::to_owned);
         match (&method, id) {
             (Some(method), Some(id)) => self.check_request(method, id, value),
             // Before the handshake rmcp takes anything but a request as a
@@ -243,10 +227,7 @@ impl Screen {
             return Verdict::Reply(error_reply(
                 id,
                 -32601,
-                format!(
-                    "method not found: {method}; this server answers {}",
-                    SERVED.join(", ")
-                ),
+                format!("method not found: {method}; this server answers {}", SERVED.join(", ")),
             ));
         }
         // rmcp would take such a request as the start of the 2026
@@ -262,20 +243,16 @@ impl Screen {
         match serde_json::from_value::<ClientJsonRpcMessage>(value) {
             // rmcp reads a served method whose params do not fit as a
             // custom request; its own answer would be -32601.
-            Ok(JsonRpcMessage::Request(request))
-                if matches!(request.request, ClientRequest::CustomRequest(_)) =>
-            {
+            Ok(JsonRpcMessage::Request(request)) if matches!(request.request, ClientRequest::CustomRequest(_)) => {
                 Verdict::Reply(error_reply(id, -32602, params_problem(method, params)))
             }
             Ok(message) => {
                 self.initialize_seen |= method == "initialize";
                 Verdict::Pass(Box::new(message))
             }
-            Err(err) => Verdict::Reply(error_reply(
-                id,
-                -32600,
-                format!("invalid request: not a JSON-RPC 2.0 request ({err})"),
-            )),
+            Err(err) => {
+                Verdict::Reply(error_reply(id, -32600, format!("invalid request: not a JSON-RPC 2.0 request ({err})")))
+            }
         }
     }
 }
@@ -283,9 +260,7 @@ impl Screen {
 /// Says what is wrong with the params of a served method.
 fn params_problem(method: &str, params: Option<Value>) -> String {
     fn problem<T: DeserializeOwned>(params: Option<Value>) -> Option<String> {
-        serde_json::from_value::<T>(params.unwrap_or(Value::Null))
-            .err()
-            .map(|err| err.to_string())
+        serde_json::from_value::<T>(params.unwrap_or(Value::Null)).err().map(|err| err.to_string())
     }
     let problem = match method {
         "initialize" => problem::<InitializeRequestParams>(params),
@@ -334,9 +309,8 @@ mod tests {
     #[test]
     fn unserved_methods_are_not_found_whatever_their_params() {
         let mut screen = Screen::default();
-        let answer = reply(screen.check(
-            br#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{}}}"#,
-        ));
+        let answer =
+            reply(screen.check(br#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{}}}"#));
         assert_eq!(answer["error"]["code"], -32601);
         assert_eq!(answer["id"], "d");
     }
@@ -344,16 +318,11 @@ mod tests {
     #[test]
     fn malformed_params_of_a_served_method_are_invalid_params() {
         let mut screen = initialized();
-        let answer = reply(
-            screen.check(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#),
-        );
+        let answer = reply(screen.check(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#));
         assert_eq!(answer["error"]["code"], -32602);
         assert_eq!(answer["id"], 7);
         let message = answer["error"]["message"].as_str().unwrap();
-        assert!(
-            message.starts_with("invalid params for tools/call: "),
-            "{message}"
-        );
+        assert!(message.starts_with("invalid params for tools/call: "), "{message}");
     }
 
     #[test]
@@ -370,8 +339,7 @@ mod tests {
 
     #[test]
     fn overlong_lines_are_skipped_up_to_their_end() {
-        let mut input =
-            std::io::Cursor::new([vec![b'x'; MAX_MESSAGE_BYTES + 10], b"\n{}\n".to_vec()].concat());
+        let mut input = std::io::Cursor::new([vec![b'x'; MAX_MESSAGE_BYTES + 10], b"\n{}\n".to_vec()].concat());
         let mut line = Vec::new();
         assert_eq!(read_line(&mut input, &mut line).unwrap(), Frame::TooLong);
         assert_eq!(read_line(&mut input, &mut line).unwrap(), Frame::Line);

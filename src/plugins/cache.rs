@@ -55,12 +55,10 @@ pub fn load(
 ) -> Result<(Component, Source)> {
     let bytes = std::fs::read(wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
     let sha = sha256_hex(&bytes);
-    if let Some(pin) = pin {
-        if !pin.eq_ignore_ascii_case(&sha) {
-            bail!(
-                "its sha256 is {sha}, not the pinned {pin}; refusing to load it (update the pin if the change is yours)"
-            );
-        }
+    if let Some(pin) = pin
+        && !pin.eq_ignore_ascii_case(&sha)
+    {
+        bail!("its sha256 is {sha}, not the pinned {pin}; refusing to load it (update the pin if the change is yours)");
     }
     let artifact = artifact_path(cache_dir, engine, &sha);
     let mut source = Source::Compiled;

@@ -65,12 +65,11 @@ impl Folded {
         }
         let mut in_mark = false;
         let mut last_space = false;
-        for i in start..end {
-            if matched[i] != in_mark {
-                out.push(if matched[i] { MARK_START } else { MARK_END });
-                in_mark = matched[i];
+        for (&c, &is_match) in self.chars[start..end].iter().zip(&matched[start..end]) {
+            if is_match != in_mark {
+                out.push(if is_match { MARK_START } else { MARK_END });
+                in_mark = is_match;
             }
-            let c = self.chars[i];
             if c.is_whitespace() {
                 if !last_space {
                     out.push(' ');

@@ -154,7 +154,7 @@ fn tool_tally(rows: &[&Observation]) -> String {
             None => counts.push((name, 1)),
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
     counts.iter().map(|(n, c)| format!("{n} ×{c}")).collect::<Vec<_>>().join(", ")
 }
 

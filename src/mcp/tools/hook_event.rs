@@ -55,19 +55,11 @@ struct HookEventOutput {
 fn hook_event(memory: &Memory, input: HookEventInput) -> Result<HookEventOutput, ToolError> {
     let event = input.event.trim();
     if event.is_empty() {
-        return Err(ToolError(
-            "event is empty; name the hook event, such as SessionStart or PostToolUse".to_owned(),
-        ));
+        return Err(ToolError("event is empty; name the hook event, such as SessionStart or PostToolUse".to_owned()));
     }
     let client = input.client.as_deref().unwrap_or(DEFAULT_CLIENT);
     let stdin = serde_json::to_vec(&input.payload).map_err(anyhow::Error::from)?;
-    let call = Call {
-        loaded: &memory.loaded,
-        client,
-        event: Some(event),
-        stdin: &stdin,
-        started: Instant::now(),
-    };
+    let call = Call { loaded: &memory.loaded, client, event: Some(event), stdin: &stdin, started: Instant::now() };
     let failed = |failure: hooks::Failure| ToolError(failure.message);
     let (entry, adapter) = hooks::accept(&call, &memory.privacy).map_err(failed)?;
     let event = entry.event.clone();

@@ -40,12 +40,7 @@ impl Memory {
     pub fn new(loaded: Loaded, store: Store, cwd: &Path) -> Result<Self> {
         let privacy = crate::hooks::privacy(&loaded)?;
         let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
-        Ok(Self {
-            loaded,
-            store: Mutex::new(store),
-            privacy,
-            default_project: crate::project::identify(&cwd),
-        })
+        Ok(Self { loaded, store: Mutex::new(store), privacy, default_project: crate::project::identify(&cwd) })
     }
 
     /// The store, for one call. Every use is synchronous, so no lock (and
@@ -58,8 +53,7 @@ impl Memory {
     /// The project an argument names, or the server's own.
     fn project(&self, named: Option<&str>) -> Result<String, ToolError> {
         match named.map(str::trim).filter(|p| !p.is_empty()) {
-            Some(named) => crate::project::from_arg(named)
-                .map_err(|err| ToolError(format!("project: {err:#}"))),
+            Some(named) => crate::project::from_arg(named).map_err(|err| ToolError(format!("project: {err:#}"))),
             None => Ok(self.default_project.clone()),
         }
     }
@@ -105,26 +99,16 @@ impl ToolDef {
             .with_title(spec.title)
             .with_input_schema::<I>()
             .with_output_schema::<O>()
-            .annotate(
-                ToolAnnotations::new()
-                    .read_only(spec.read_only)
-                    .destructive(false)
-                    .open_world(false),
-            );
+            .annotate(ToolAnnotations::new().read_only(spec.read_only).destructive(false).open_world(false));
         let Spec { name, example, .. } = spec;
         let run = move |memory: &Memory, arguments: JsonObject| {
             let input: I = serde_json::from_value(Value::Object(arguments)).map_err(|err| {
-                ToolError(format!(
-                    "invalid arguments for {name}: {err}. A valid call's arguments look like {example}"
-                ))
+                ToolError(format!("invalid arguments for {name}: {err}. A valid call's arguments look like {example}"))
             })?;
             let output = run(memory, input)?;
             serde_json::to_value(output).map_err(|err| ToolError(format!("{name}: {err}")))
         };
-        Self {
-            tool,
-            run: Box::new(run),
-        }
+        Self { tool, run: Box::new(run) }
     }
 
     pub fn name(&self) -> &str {
@@ -151,17 +135,9 @@ fn rfc3339(ms: i64) -> String {
 }
 
 /// Checks that a count argument lies in `range`, naming the argument otherwise.
-fn in_range(
-    name: &str,
-    value: usize,
-    range: std::ops::RangeInclusive<usize>,
-) -> Result<usize, ToolError> {
+fn in_range(name: &str, value: usize, range: std::ops::RangeInclusive<usize>) -> Result<usize, ToolError> {
     if range.contains(&value) {
         return Ok(value);
     }
-    Err(ToolError(format!(
-        "{name} must be from {} to {}, not {value}",
-        range.start(),
-        range.end()
-    )))
+    Err(ToolError(format!("{name} must be from {} to {}, not {value}", range.start(), range.end())))
 }

@@ -113,16 +113,10 @@ struct Hit {
 
 fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError> {
     let time = |name: &str, text: Option<&str>| {
-        text.map(timefmt::parse)
-            .transpose()
-            .map_err(|err| ToolError(format!("{name}: {err:#}")))
+        text.map(timefmt::parse).transpose().map_err(|err| ToolError(format!("{name}: {err:#}")))
     };
     let filters = Filters {
-        project: input
-            .project
-            .as_deref()
-            .map(|p| memory.project(Some(p)))
-            .transpose()?,
+        project: input.project.as_deref().map(|p| memory.project(Some(p))).transpose()?,
         session: input.session,
         kind: input.kind,
         tool: input.tool,
@@ -189,22 +183,11 @@ struct Entry {
 }
 
 fn timeline(memory: &Memory, input: TimelineInput) -> Result<TimelineOutput, ToolError> {
-    let window = in_range(
-        "window_minutes",
-        input.window_minutes.unwrap_or(10),
-        0..=1440,
-    )?;
+    let window = in_range("window_minutes", input.window_minutes.unwrap_or(10), 0..=1440)?;
     let store = memory.store();
     // A private anchor is as good as absent: its id must not confirm it exists.
-    if store
-        .observations_by_id(&[input.id])?
-        .iter()
-        .all(|o| o.private)
-    {
-        return Err(ToolError(format!(
-            "no observation has id {}; take ids from trae_mem_search",
-            input.id
-        )));
+    if store.observations_by_id(&[input.id])?.iter().all(|o| o.private) {
+        return Err(ToolError(format!("no observation has id {}; take ids from trae_mem_search", input.id)));
     }
     let timeline = store.timeline(input.id, window as i64)?;
     Ok(TimelineOutput {
@@ -256,18 +239,10 @@ struct FullObservation {
     tags: Vec<String>,
 }
 
-fn get_observations(
-    memory: &Memory,
-    input: GetObservationsInput,
-) -> Result<GetObservationsOutput, ToolError> {
+fn get_observations(memory: &Memory, input: GetObservationsInput) -> Result<GetObservationsOutput, ToolError> {
     in_range("the number of ids", input.ids.len(), 1..=50)?;
     let found: Vec<Observation> = public(memory.store().observations_by_id(&input.ids)?).collect();
-    let missing = input
-        .ids
-        .iter()
-        .copied()
-        .filter(|id| !found.iter().any(|o| o.id == *id))
-        .collect();
+    let missing = input.ids.iter().copied().filter(|id| !found.iter().any(|o| o.id == *id)).collect();
     Ok(GetObservationsOutput {
         observations: found
             .into_iter()
@@ -315,12 +290,8 @@ fn inject(memory: &Memory, input: InjectInput) -> Result<InjectOutput, ToolError
         Some(budget) => in_range("budget_chars", budget, 200..=100_000)?,
         None => configured.budget_chars,
     };
-    let settings = ContextSettings {
-        budget_chars,
-        ..configured.clone()
-    };
-    let context =
-        context::build_focused(&memory.store(), &project, &settings, input.query.as_deref())?;
+    let settings = ContextSettings { budget_chars, ..configured.clone() };
+    let context = context::build_focused(&memory.store(), &project, &settings, input.query.as_deref())?;
     Ok(InjectOutput { project, context })
 }
 

@@ -74,19 +74,11 @@ struct StartSessionOutput {
     external_id: String,
 }
 
-fn start_session(
-    memory: &Memory,
-    input: StartSessionInput,
-) -> Result<StartSessionOutput, ToolError> {
+fn start_session(memory: &Memory, input: StartSessionInput) -> Result<StartSessionOutput, ToolError> {
     let project = memory.project(input.project.as_deref())?;
     let client = non_empty(input.client).unwrap_or_else(|| DEFAULT_CLIENT.to_owned());
-    let external_id =
-        non_empty(input.external_id).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let key = SessionKey {
-        client: &client,
-        project: &project,
-        external_id: &external_id,
-    };
+    let external_id = non_empty(input.external_id).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let key = SessionKey { client: &client, project: &project, external_id: &external_id };
     let meta = json!({"client": client, "external_id": external_id});
     let (session_id, created) = memory.store().write(|w| {
         let (id, created) = w.resolve_session(key, now_ms(), &meta)?;
@@ -94,13 +86,7 @@ fn start_session(
         w.reopen_session(&id)?;
         Ok((id, created))
     })?;
-    Ok(StartSessionOutput {
-        session_id,
-        created,
-        project,
-        client,
-        external_id,
-    })
+    Ok(StartSessionOutput { session_id, created, project, client, external_id })
 }
 
 /// Arguments of trae_mem_log.
@@ -138,20 +124,14 @@ struct LogOutput {
 fn log(memory: &Memory, input: LogInput) -> Result<LogOutput, ToolError> {
     let kind = non_empty(input.kind).unwrap_or_else(|| "note".to_owned());
     if input.content.trim().is_empty() {
-        return Err(ToolError(
-            "content is empty; pass the text to remember".to_owned(),
-        ));
+        return Err(ToolError("content is empty; pass the text to remember".to_owned()));
     }
     // Scrub before cutting, so that a cut cannot split a secret out of reach.
     let (content, all_private) = memory.privacy.scrub(&input.content);
     let content = clip(&content, memory.loaded.config.capture.response_chars);
     let private = input.private || all_private;
-    let tags: Vec<String> = input
-        .tags
-        .iter()
-        .map(|tag| memory.privacy.scrub(tag).0)
-        .filter(|tag| !tag.trim().is_empty())
-        .collect();
+    let tags: Vec<String> =
+        input.tags.iter().map(|tag| memory.privacy.scrub(tag).0).filter(|tag| !tag.trim().is_empty()).collect();
     let tool = non_empty(input.tool);
     let mut store = memory.store();
     let session_id = session_id(&store, &input.session_id)?;
@@ -166,12 +146,7 @@ fn log(memory: &Memory, input: LogInput) -> Result<LogOutput, ToolError> {
             tags: &tags,
         })
     })?;
-    Ok(LogOutput {
-        id,
-        session_id,
-        kind,
-        private,
-    })
+    Ok(LogOutput { id, session_id, kind, private })
 }
 
 /// Arguments of trae_mem_end_session.
@@ -204,17 +179,8 @@ fn end_session(memory: &Memory, input: EndSessionInput) -> Result<EndSessionOutp
         w.end_session(&session_id, now)?;
         record::summarize_session(w, &session_id, now)
     })?;
-    let summaries = if summarized {
-        store.summaries(&session_id)?
-    } else {
-        Vec::new()
-    };
-    let level = |level: SummaryLevel| {
-        summaries
-            .iter()
-            .find(|s| s.level == level)
-            .map(|s| s.content.clone())
-    };
+    let summaries = if summarized { store.summaries(&session_id)? } else { Vec::new() };
+    let level = |level: SummaryLevel| summaries.iter().find(|s| s.level == level).map(|s| s.content.clone());
     Ok(EndSessionOutput {
         brief: level(SummaryLevel::Brief),
         detailed: level(SummaryLevel::Detailed),
