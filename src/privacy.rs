@@ -172,7 +172,13 @@ fn hints() -> &'static Hints {
     HINTS.get_or_init(|| {
         let words: Vec<&'static str> =
             PATTERNS.iter().map(|p| p.hint).filter(|h| !h.is_empty()).chain(ASSIGNMENT_HINTS.iter().copied()).collect();
-        let matcher = AhoCorasick::builder().ascii_case_insensitive(true).build(&words).expect("literal hints build");
+        let matcher = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            // A hook builds this once and scans a few kilobytes: building a DFA
+            // would cost more than it saves.
+            .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+            .build(&words)
+            .expect("literal hints build");
         Hints { matcher, words }
     })
 }
