@@ -73,3 +73,24 @@ pub struct Event {
     /// The whole payload, for notes about other events and for plugins.
     pub payload: Value,
 }
+
+impl Event {
+    /// An event of `kind` from `client` with only its payload; adapters fill in the rest.
+    pub fn new(kind: EventKind, client: &str, payload: Value) -> Self {
+        Self {
+            kind,
+            client: client.to_owned(),
+            session_id: None,
+            project_dir: None,
+            source: None,
+            prompt: None,
+            tool_name: None,
+            tool_input: None,
+            tool_response: None,
+            error: None,
+            final_answer: None,
+            reason: None,
+            payload,
+        }
+    }
+}

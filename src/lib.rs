@@ -8,6 +8,7 @@ pub mod adapters;
 pub mod config;
 pub mod event;
 pub mod hooks;
+pub mod install;
 pub mod mcp;
 pub mod plugins;
 pub mod privacy;

@@ -35,6 +35,9 @@ enum Command {
     Show(cli::show::Cmd),
     Export(cli::export::Cmd),
     Import(cli::import::Cmd),
+    Install(cli::install::InstallCmd),
+    Uninstall(cli::install::UninstallCmd),
+    Doctor(cli::doctor::Cmd),
     Summarize(cli::summarize::Cmd),
     Spool(cli::spool::Cmd),
     Plugins(cli::plugins::Cmd),
@@ -47,7 +50,7 @@ fn main() -> ExitCode {
         // with bad arguments must exit 1 instead.
         Err(err) if err.use_stderr() && std::env::args().any(|a| a == "hook") => {
             let _ = err.print();
-            return ExitCode::from(1);
+            return cli::hook::usage_failure(&std::env::args().collect::<Vec<_>>());
         }
         Err(err) => err.exit(),
     };
@@ -71,6 +74,9 @@ fn main() -> ExitCode {
         Command::Show(cmd) => cmd.run(&env),
         Command::Export(cmd) => cmd.run(&env),
         Command::Import(cmd) => cmd.run(&env),
+        Command::Install(cmd) => cmd.run(&env),
+        Command::Uninstall(cmd) => cmd.run(&env),
+        Command::Doctor(cmd) => return cmd.run(&env),
         Command::Summarize(cmd) => cmd.run(&env),
         Command::Spool(cmd) => cmd.run(&env),
         Command::Plugins(cmd) => cmd.run(&env),

@@ -2,7 +2,10 @@
 
 mod util;
 
+mod clients;
+mod doctor;
 mod hook;
+mod install;
 mod mcp;
 mod plugins;
 mod store_cli;

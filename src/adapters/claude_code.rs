@@ -1,12 +1,13 @@
 //! Claude Code: payloads as recorded in `shared/fixtures/claude-code/`.
+//! Codex CLI sends the same shape (see `codex.rs`).
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Adapter;
+use super::{Adapter, as_text, event_name, wire};
 use crate::event::{Event, EventKind};
 
 /// The fields trae-mem reads from a Claude Code hook payload. Everything
@@ -34,42 +35,46 @@ impl Adapter for ClaudeCode {
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {
-        let wire: Wire =
-            serde_json::from_value(payload.clone()).context("the payload's fields have unexpected types")?;
-        let name = event
-            .map(str::to_owned)
-            .or(wire.hook_event_name)
-            .context("no event given: pass --event or send hook_event_name")?;
         // Claude Code runs hooks with CLAUDE_PROJECT_DIR set to the project
         // root; `cwd` can wander into subdirectories mid-session.
-        let project_dir = std::env::var_os("CLAUDE_PROJECT_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| wire.cwd.map(PathBuf::from));
-        Ok(Event {
-            kind: EventKind::parse(&name),
-            client: self.name().to_owned(),
-            session_id: wire.session_id,
-            project_dir,
-            source: wire.source,
-            prompt: wire.prompt,
-            tool_name: wire.tool_name,
-            tool_input: wire.tool_input,
-            tool_response: wire.tool_response,
-            error: wire.error.map(|e| match e {
-                Value::String(s) => s,
-                other => other.to_string(),
-            }),
-            final_answer: wire.last_assistant_message,
-            reason: wire.reason,
-            payload,
-        })
+        let project_dir = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()).map(PathBuf::from);
+        parse_shape(self.name(), event, payload, project_dir)
     }
 
     fn context_output(&self, event: &Event, context: &str) -> Option<String> {
-        matches!(event.kind, EventKind::SessionStart | EventKind::UserPromptSubmit).then(|| {
-            json!({"hookSpecificOutput": {"hookEventName": event.kind.name(), "additionalContext": context}})
-                .to_string()
-        })
+        hook_specific_context(event, context)
     }
+}
+
+/// Builds the Event from a payload in Claude Code's shape, for `client`.
+/// `project_dir` overrides the payload's `cwd`.
+pub(super) fn parse_shape(
+    client: &str,
+    event: Option<&str>,
+    payload: Value,
+    project_dir: Option<PathBuf>,
+) -> Result<Event> {
+    let wire: Wire = wire(&payload)?;
+    let name = event_name(event, wire.hook_event_name, "hook_event_name")?;
+    Ok(Event {
+        session_id: wire.session_id,
+        project_dir: project_dir.or_else(|| wire.cwd.map(PathBuf::from)),
+        source: wire.source,
+        prompt: wire.prompt,
+        tool_name: wire.tool_name,
+        tool_input: wire.tool_input,
+        tool_response: wire.tool_response,
+        error: wire.error.map(as_text),
+        final_answer: wire.last_assistant_message,
+        reason: wire.reason,
+        ..Event::new(EventKind::parse(&name), client, payload)
+    })
+}
+
+/// `hookSpecificOutput.additionalContext`, which Claude Code, Codex and
+/// Gemini CLI read at session start and prompt submission.
+pub(super) fn hook_specific_context(event: &Event, context: &str) -> Option<String> {
+    matches!(event.kind, EventKind::SessionStart | EventKind::UserPromptSubmit).then(|| {
+        json!({"hookSpecificOutput": {"hookEventName": event.kind.name(), "additionalContext": context}}).to_string()
+    })
 }

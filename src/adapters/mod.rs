@@ -1,9 +1,18 @@
 //! Adapters: one per client, each turning that client's payload into the
 //! internal `Event` and writing the hook's answer the way that client reads it.
+//!
+//! An adapter must also read back the internal event names (`PostToolUse`,
+//! `FileChanged`, ...): the spool keeps an event under its internal name and
+//! hands the same payload to the same adapter later.
 
 mod claude_code;
+mod cline;
+mod codex;
+mod cursor;
+mod gemini;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::event::Event;
@@ -21,6 +30,13 @@ pub trait Adapter {
     /// client reads context there.
     fn context_output(&self, event: &Event, context: &str) -> Option<String>;
 
+    /// The stdout when there is nothing to say, for a client that reads an
+    /// answer on every call (and may stall or block without one), even after
+    /// trae-mem's own failure.
+    fn idle_output(&self) -> Option<String> {
+        None
+    }
+
     /// The exit code for trae-mem's own failure: one that never blocks the agent.
     fn failure_exit_code(&self) -> u8 {
         1
@@ -28,12 +44,43 @@ pub trait Adapter {
 }
 
 /// The clients trae-mem has adapters for.
-pub const CLIENTS: &[&str] = &["claude-code"];
+pub const CLIENTS: &[&str] = &["claude-code", "cursor", "codex", "gemini", "cline"];
 
 /// The adapter for `client`.
 pub fn for_client(client: &str) -> Result<Box<dyn Adapter>> {
     match client {
         "claude-code" | "claude" => Ok(Box::new(claude_code::ClaudeCode)),
+        "cursor" => Ok(Box::new(cursor::Cursor)),
+        "codex" => Ok(Box::new(codex::Codex)),
+        "gemini" => Ok(Box::new(gemini::Gemini)),
+        "cline" => Ok(Box::new(cline::Cline)),
         other => bail!("unknown client {other:?}; supported: {}", CLIENTS.join(", ")),
+    }
+}
+
+/// Reads a client's wire struct out of its payload.
+fn wire<T: DeserializeOwned>(payload: &Value) -> Result<T> {
+    T::deserialize(payload).context("the payload's fields have unexpected types")
+}
+
+/// The event's name: `--event` wins over the payload's own `field`.
+fn event_name(flag: Option<&str>, from_payload: Option<String>, field: &str) -> Result<String> {
+    flag.map(str::to_owned).or(from_payload).with_context(|| format!("no event given: pass --event or send {field}"))
+}
+
+/// An error or result as text: a string as itself, anything else as JSON.
+fn as_text(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// A field some clients send as a JSON document inside a string (Cursor's
+/// `tool_input`, `tool_output`): the document when it parses, else the string.
+fn unwrap_json_string(value: Value) -> Value {
+    match &value {
+        Value::String(s) => serde_json::from_str(s).unwrap_or(value),
+        _ => value,
     }
 }

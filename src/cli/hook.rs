@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use super::Env;
+use trae_mem::adapters::{self, Adapter};
 use trae_mem::config;
 use trae_mem::hooks::{self, Call, Spool, SpoolEntry};
 use trae_mem::privacy::Privacy;
@@ -16,8 +17,9 @@ use trae_mem::privacy::Privacy;
 /// Record one lifecycle event from a coding agent.
 ///
 /// The event's JSON payload comes on stdin. Exits 0 when the event is stored (or spooled to
-/// be stored later), 1 on trae-mem's own failure, never 2 (which would block the agent). At
-/// SessionStart it prints the memory to give the agent.
+/// be stored later), 1 on trae-mem's own failure (0 for Cline, which any other code blocks),
+/// never 2 (which would block the agent). At SessionStart it prints the memory to give the
+/// agent, in the client's format.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The event: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
@@ -25,7 +27,7 @@ pub struct Cmd {
     /// [default: the payload's hook_event_name]
     #[arg(long, value_name = "EVENT")]
     event: Option<String>,
-    /// The client whose payload this is.
+    /// The client whose payload this is: claude-code, cursor, codex, gemini or cline.
     #[arg(long, default_value = "claude-code", value_name = "NAME")]
     client: String,
 }
@@ -33,10 +35,17 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> ExitCode {
         let started = Instant::now();
+        // The client decides what a failure may exit with, so it comes first.
+        let adapter = match adapters::for_client(&self.client) {
+            Ok(adapter) => adapter,
+            Err(err) => {
+                eprintln!("trae-mem: {err:#}");
+                return ExitCode::from(1);
+            }
+        };
         let mut stdin = Vec::new();
         if let Err(err) = std::io::stdin().lock().read_to_end(&mut stdin) {
-            eprintln!("trae-mem: cannot read the hook payload from stdin: {err}");
-            return ExitCode::from(1);
+            return fail(adapter.as_ref(), &format!("cannot read the hook payload from stdin: {err}"));
         }
         // A broken config must not lose the event: store it with defaults, then say so.
         let mut problems = Vec::new();
@@ -46,10 +55,7 @@ impl Cmd {
                 problems.push(format!("{err:#} (recorded with default settings)"));
                 match config::defaults(env.home.as_deref()) {
                     Ok(defaults) => defaults,
-                    Err(err) => {
-                        eprintln!("trae-mem: {err:#}");
-                        return ExitCode::from(1);
-                    }
+                    Err(err) => return fail(adapter.as_ref(), &format!("{err:#}")),
                 }
             }
         };
@@ -59,23 +65,17 @@ impl Cmd {
         });
 
         let call = Call { loaded: &loaded, client: &self.client, event: self.event.as_deref(), stdin: &stdin, started };
-        let (entry, adapter) = match hooks::accept(&call, &privacy) {
-            Ok(accepted) => accepted,
-            Err(failure) => {
-                eprintln!("trae-mem: {}", failure.message);
-                return ExitCode::from(1);
-            }
+        let entry = match hooks::accept(&call, &privacy) {
+            Ok((entry, _)) => entry,
+            Err(failure) => return fail(adapter.as_ref(), &failure.message),
         };
         let deadline = started + Duration::from_millis(loaded.config.hook.deadline_ms);
-        let done = watchdog(deadline, Spool::new(&loaded.home), entry.clone());
+        let done = watchdog(deadline, Spool::new(&loaded.home), entry.clone(), adapter.idle_output());
         let result = hooks::deliver(&call, entry, adapter.as_ref());
         done.store(true, Ordering::SeqCst);
         match result {
             Ok(outcome) => {
-                if let Some(stdout) = outcome.stdout {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{stdout}");
-                }
+                answer(outcome.stdout.or_else(|| adapter.idle_output()));
                 problems.extend(outcome.warnings.into_iter().map(|w| format!("warning: {w}")));
                 for problem in &problems {
                     eprintln!("trae-mem: {problem}");
@@ -87,18 +87,48 @@ impl Cmd {
                     ExitCode::SUCCESS
                 }
             }
-            Err(failure) => {
-                eprintln!("trae-mem: {}", failure.message);
-                ExitCode::from(adapter.failure_exit_code())
-            }
+            Err(failure) => fail(adapter.as_ref(), &failure.message),
         }
+    }
+}
+
+/// trae-mem's own failure: one line on stderr, the client's idle answer on
+/// stdout, and the client's exit code for a failure that must not block it.
+fn fail(adapter: &dyn Adapter, message: &str) -> ExitCode {
+    eprintln!("trae-mem: {message}");
+    answer(adapter.idle_output());
+    ExitCode::from(adapter.failure_exit_code())
+}
+
+/// Prints the answer for the client, if there is one.
+fn answer(stdout: Option<String>) {
+    if let Some(stdout) = stdout {
+        let _ = writeln!(std::io::stdout().lock(), "{stdout}");
+    }
+}
+
+/// The exit code for `trae-mem hook` arguments that do not parse: the
+/// failure code of the `--client` named in `args`, if it names one (clap's
+/// own 2 would block the agent). Gives that client its idle answer too.
+pub fn usage_failure(args: &[String]) -> ExitCode {
+    let client = args.iter().enumerate().find_map(|(i, arg)| match arg.strip_prefix("--client") {
+        Some("") => args.get(i + 1).map(String::as_str),
+        Some(rest) => rest.strip_prefix('='),
+        None => None,
+    });
+    match adapters::for_client(client.unwrap_or("claude-code")) {
+        Ok(adapter) => {
+            answer(adapter.idle_output());
+            ExitCode::from(adapter.failure_exit_code())
+        }
+        Err(_) => ExitCode::from(1),
     }
 }
 
 /// A last guard for the deadline: if the hook is somehow still working
 /// when it passes (a stalled disk, say), spool the event and exit 0 so the
 /// agent goes on. Set the returned flag once the work is done.
-fn watchdog(deadline: Instant, spool: Spool, entry: SpoolEntry) -> Arc<AtomicBool> {
+fn watchdog(deadline: Instant, spool: Spool, entry: SpoolEntry, idle: Option<String>) -> Arc<AtomicBool> {
     let done = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&done);
     std::thread::spawn(move || {
@@ -109,6 +139,7 @@ fn watchdog(deadline: Instant, spool: Spool, entry: SpoolEntry) -> Arc<AtomicBoo
                 Ok(path) => eprintln!("trae-mem: warning: deadline passed; the event is spooled to {}", path.display()),
                 Err(err) => eprintln!("trae-mem: deadline passed and the event could not be spooled: {err:#}"),
             }
+            answer(idle);
             std::process::exit(0);
         }
     });

@@ -2,9 +2,11 @@
 //! `run`. All real work is in the library.
 
 pub mod demo;
+pub mod doctor;
 pub mod export;
 pub mod hook;
 pub mod import;
+pub mod install;
 pub mod mcp;
 pub mod output;
 pub mod plugins;

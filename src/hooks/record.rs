@@ -11,8 +11,9 @@ use crate::store::{NewObservation, PRIVATE_PLACEHOLDER, SessionKey, SummaryLevel
 use crate::summarize;
 use crate::text::{clip, clip_json};
 
-/// Payload fields every Claude Code event carries; a note about an
-/// unfamiliar event shows the others.
+/// Payload fields every event of a client carries (Claude Code's, then
+/// those of Cursor, Codex, Gemini CLI and Cline); a note about an unfamiliar
+/// event shows the others.
 const COMMON_FIELDS: &[&str] = &[
     "session_id",
     "transcript_path",
@@ -22,6 +23,18 @@ const COMMON_FIELDS: &[&str] = &[
     "prompt_id",
     "effort",
     "agent_transcript_path",
+    "conversation_id",
+    "generation_id",
+    "workspace_roots",
+    "cursor_version",
+    "user_email",
+    "turn_id",
+    "timestamp",
+    "clineVersion",
+    "hookName",
+    "taskId",
+    "workspaceRoots",
+    "userId",
 ];
 
 /// The most characters of a note about an unfamiliar event.

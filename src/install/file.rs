@@ -1,0 +1,110 @@
+//! Rewriting one config file safely: unchanged when nothing changes, a
+//! backup of the user's original before the first change, and on uninstall
+//! the original bytes back when the config is what it was.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::Change;
+
+/// The suffix of the backup kept beside a config file.
+pub const BACKUP_SUFFIX: &str = ".trae-mem.bak";
+
+/// A config file's format: its text as a document, and back.
+pub trait Format {
+    type Doc;
+    /// Reads `text` ("" for a missing file).
+    fn parse(text: &str, path: &Path) -> Result<Self::Doc>;
+    /// The text to write; None when the document holds nothing (the file
+    /// can go).
+    fn print(doc: &Self::Doc) -> Option<String>;
+    /// What the document means, whatever its layout: two documents that
+    /// agree here are the same config.
+    fn canonical(doc: &Self::Doc) -> Option<String> {
+        Self::print(doc)
+    }
+}
+
+/// Whether the file is being installed into or uninstalled from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Install,
+    Uninstall,
+}
+
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(BACKUP_SUFFIX);
+    PathBuf::from(name)
+}
+
+/// Reads a file, None when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Applies `edit` to the document in `path`, and writes the result if it
+/// differs (in meaning, not just layout) from what is there. `what` says
+/// what the edit is about, for the printed change.
+pub fn rewrite<F: Format>(
+    path: &Path,
+    action: Action,
+    what: &str,
+    edit: impl FnOnce(&mut F::Doc),
+) -> Result<Option<Change>> {
+    let old = read_optional(path)?;
+    let old_doc = F::parse(old.as_deref().unwrap_or(""), path)?;
+    let mut doc = F::parse(old.as_deref().unwrap_or(""), path)?;
+    edit(&mut doc);
+    if F::canonical(&old_doc) == F::canonical(&doc) {
+        return Ok(None);
+    }
+    let backup = backup_path(path);
+    let change = |how: String| Some(Change { path: path.to_owned(), what: format!("{how}: {what}") });
+    let new = F::print(&doc);
+    match (action, new) {
+        (Action::Install, Some(text)) => {
+            let mut how = if old.is_some() { "updated".to_owned() } else { "created".to_owned() };
+            if old.is_some() && !backup.exists() {
+                std::fs::copy(path, &backup).with_context(|| format!("cannot back up {}", path.display()))?;
+                how = format!("updated (original kept in {})", backup.display());
+            }
+            write(path, &text)?;
+            Ok(change(how))
+        }
+        (_, new) => {
+            // The original, byte for byte, when the edit made it again.
+            if let Some(original) = read_optional(&backup)? {
+                let original_doc = F::parse(&original, &backup)?;
+                if F::canonical(&original_doc) == F::canonical(&doc) {
+                    write(path, &original)?;
+                    std::fs::remove_file(&backup).with_context(|| format!("cannot remove {}", backup.display()))?;
+                    return Ok(change(format!("restored from {}", backup.display())));
+                }
+            }
+            match new {
+                Some(text) => {
+                    write(path, &text)?;
+                    Ok(change("updated".to_owned()))
+                }
+                None => {
+                    std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+                    Ok(change("removed".to_owned()))
+                }
+            }
+        }
+    }
+}
+
+/// Writes a file, creating its directory.
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}

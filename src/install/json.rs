@@ -1,0 +1,112 @@
+//! JSON configs: hook lists (Claude Code's nested groups, Cursor's flat
+//! entries) and `mcpServers`, merged beside whatever else the file holds.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value, json};
+
+use super::file::Format;
+use super::{MCP_SERVER, command_binary};
+
+/// A JSON object file. Keys come back sorted: serde_json keeps no order.
+pub struct Json;
+
+impl Format for Json {
+    type Doc = Map<String, Value>;
+
+    fn parse(text: &str, path: &Path) -> Result<Self::Doc> {
+        if text.trim().is_empty() {
+            return Ok(Map::new());
+        }
+        match serde_json::from_str(text)
+            .with_context(|| format!("{} is not valid JSON; fix it first", path.display()))?
+        {
+            Value::Object(map) => Ok(map),
+            _ => bail!("{} holds JSON that is not an object; fix it first", path.display()),
+        }
+    }
+
+    fn print(doc: &Self::Doc) -> Option<String> {
+        let empty = doc.is_empty() || (doc.len() == 1 && doc.get("version") == Some(&json!(1)));
+        (!empty).then(|| serde_json::to_string_pretty(doc).expect("JSON serializes") + "\n")
+    }
+}
+
+/// The hook commands in one entry of an event's list: its own `command`
+/// (Cursor) or those of its `hooks` (Claude Code, Codex, Gemini CLI).
+pub fn entry_commands(entry: &Value) -> Vec<&str> {
+    let own = entry.get("command").and_then(Value::as_str);
+    let nested = entry.get("hooks").and_then(Value::as_array).into_iter().flatten();
+    own.into_iter().chain(nested.filter_map(|h| h.get("command").and_then(Value::as_str))).collect()
+}
+
+/// Whether trae-mem's install added this entry: all its commands run a
+/// `trae-mem hook --client …`.
+fn is_ours(entry: &Value) -> bool {
+    let commands = entry_commands(entry);
+    !commands.is_empty() && commands.iter().all(|c| command_binary(c).is_some())
+}
+
+/// Replaces trae-mem's hook entries with `entries` (event, entry), keeping
+/// every other hook where it is.
+pub fn set_hooks(doc: &mut Map<String, Value>, entries: &[(&str, Value)]) {
+    remove_hooks(doc);
+    let hooks = doc.entry("hooks").or_insert_with(|| json!({}));
+    if !hooks.is_object() {
+        *hooks = json!({});
+    }
+    let hooks = hooks.as_object_mut().expect("an object");
+    for (event, entry) in entries {
+        let list = hooks.entry(*event).or_insert_with(|| json!([]));
+        if let Value::Array(list) = list {
+            list.push(entry.clone());
+        }
+    }
+}
+
+/// Removes trae-mem's hook entries, and the lists and `hooks` object they
+/// leave empty.
+pub fn remove_hooks(doc: &mut Map<String, Value>) {
+    let Some(Value::Object(hooks)) = doc.get_mut("hooks") else {
+        return;
+    };
+    for list in hooks.values_mut() {
+        if let Value::Array(entries) = list {
+            entries.retain(|e| !is_ours(e));
+        }
+    }
+    hooks.retain(|_, list| list.as_array().is_none_or(|l| !l.is_empty()));
+    if hooks.is_empty() {
+        doc.remove("hooks");
+    }
+}
+
+/// Registers `trae-mem mcp` under `mcpServers`.
+pub fn set_mcp_server(doc: &mut Map<String, Value>, bin: &Path) {
+    let servers = doc.entry("mcpServers").or_insert_with(|| json!({}));
+    if !servers.is_object() {
+        *servers = json!({});
+    }
+    servers[MCP_SERVER] = json!({ "command": bin.to_string_lossy(), "args": ["mcp"] });
+}
+
+/// Removes trae-mem's `mcpServers` entry, and the object if it is left empty.
+pub fn remove_mcp_server(doc: &mut Map<String, Value>) {
+    if let Some(Value::Object(servers)) = doc.get_mut("mcpServers") {
+        servers.remove(MCP_SERVER);
+        if servers.is_empty() {
+            doc.remove("mcpServers");
+        }
+    }
+}
+
+/// The binaries a JSON config runs trae-mem from: its hooks and its MCP server.
+pub fn binaries(doc: &Map<String, Value>) -> Vec<String> {
+    let hooks = doc.get("hooks").and_then(Value::as_object).into_iter().flat_map(|h| h.values());
+    let entries = hooks.filter_map(Value::as_array).flatten();
+    let mut found: Vec<String> = entries.flat_map(entry_commands).filter_map(command_binary).collect();
+    let server = doc.get("mcpServers").and_then(|s| s.get(MCP_SERVER)).and_then(|s| s.get("command"));
+    found.extend(server.and_then(Value::as_str).map(str::to_owned));
+    found
+}

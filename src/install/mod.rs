@@ -1,0 +1,279 @@
+//! `trae-mem install` and `uninstall`: the hook configuration (and MCP
+//! registration) each client needs, merged into the user's own config.
+//!
+//! What install adds is recognisable by itself, so uninstall removes
+//! exactly that: hook commands that run `<…>/trae-mem hook --client …`
+//! (a hand-written `trae-mem hook` without `--client` is the user's), the
+//! `trae-mem` MCP server entry, and Cline scripts that carry a marker line.
+//! Each file is backed up once, before its first change, as
+//! `<file>.trae-mem.bak`; uninstall puts those bytes back when the config
+//! means what it meant before.
+
+mod cline;
+mod codex_toml;
+pub mod file;
+mod json;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+
+use file::{Action, Format, rewrite};
+use json::Json;
+
+/// The clients `install` knows: the hook clients, and Trae (MCP only).
+pub const CLIENTS: &[&str] = &["claude-code", "cursor", "codex", "gemini", "cline", "trae"];
+
+/// The key of trae-mem's MCP server entry.
+pub const MCP_SERVER: &str = "trae-mem";
+
+/// Gemini CLI's hook timeout, in milliseconds (its unit): the hook's own
+/// deadline is 3 s by default.
+const GEMINI_TIMEOUT_MS: u64 = 5000;
+
+/// Where to install: a project's directory, or the user's home (`--global`).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The project directory, or the home directory for `--global`.
+    pub root: PathBuf,
+    pub global: bool,
+    /// The trae-mem binary the configs run.
+    pub bin: PathBuf,
+}
+
+/// One file changed.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub path: PathBuf,
+    pub what: String,
+}
+
+/// A config that runs trae-mem, and the binary it runs.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub path: PathBuf,
+    pub binary: String,
+}
+
+/// Writes `client`'s configuration for `target`; returns what changed
+/// (nothing when it is already installed).
+pub fn install(client: &str, target: &Target) -> Result<Vec<Change>> {
+    apply(client, target, Action::Install)
+}
+
+/// Removes what `install` added for `client`.
+pub fn uninstall(client: &str, target: &Target) -> Result<Vec<Change>> {
+    apply(client, target, Action::Uninstall)
+}
+
+/// The configs of `client` under `target` that run trae-mem.
+pub fn find(client: &str, target: &Target) -> Result<Vec<Found>> {
+    let mut found = Vec::new();
+    let mut add = |path: PathBuf, binaries: Vec<String>| {
+        found.extend(binaries.into_iter().map(|binary| Found { path: path.clone(), binary }));
+    };
+    for file in files(client, target)? {
+        let text = file::read_optional(&file.path)?.unwrap_or_default();
+        match file.kind {
+            Kind::ClineScripts => {
+                for (path, binary) in cline::scripts(&file.path)? {
+                    add(path, vec![binary]);
+                }
+            }
+            Kind::CodexMcp => add(
+                file.path.clone(),
+                codex_toml::binary(&codex_toml::Toml::parse(&text, &file.path)?).into_iter().collect(),
+            ),
+            _ => add(file.path.clone(), json::binaries(&Json::parse(&text, &file.path)?)),
+        }
+    }
+    found.dedup_by(|a, b| a.path == b.path && a.binary == b.binary);
+    Ok(found)
+}
+
+/// What one config file holds for trae-mem.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// Claude Code's and Codex's `hooks`: event → [{matcher, hooks: [command]}].
+    NestedHooks,
+    /// Gemini CLI's: the same, with a name and a timeout in ms.
+    GeminiHooks,
+    /// Cursor's `hooks.json`: event → [{command}], with `version: 1`.
+    CursorHooks,
+    /// `mcpServers` in a JSON file.
+    JsonMcp,
+    /// `[mcp_servers]` in Codex's `config.toml`.
+    CodexMcp,
+    /// A directory of Cline scripts.
+    ClineScripts,
+}
+
+struct File {
+    path: PathBuf,
+    kind: Kind,
+}
+
+/// The events each hook client runs trae-mem on, in its own spelling.
+fn events(client: &str) -> &'static [&'static str] {
+    match client {
+        "claude-code" => &[
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "Stop",
+            "SessionEnd",
+        ],
+        "codex" => &["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"],
+        "gemini" => &["SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"],
+        // postToolUse covers shell and MCP calls too: their own after-hooks
+        // would record each call twice.
+        "cursor" => &[
+            "sessionStart",
+            "beforeSubmitPrompt",
+            "preToolUse",
+            "postToolUse",
+            "postToolUseFailure",
+            "afterFileEdit",
+            "afterAgentResponse",
+            "sessionEnd",
+        ],
+        _ => &[],
+    }
+}
+
+/// The files `client` is configured in, under `target`.
+fn files(client: &str, target: &Target) -> Result<Vec<File>> {
+    let root = &target.root;
+    let file = |path: PathBuf, kind| File { path, kind };
+    Ok(match client {
+        "claude-code" => vec![
+            file(root.join(".claude/settings.json"), Kind::NestedHooks),
+            // User-scope MCP servers live in ~/.claude.json, project ones in .mcp.json.
+            file(root.join(if target.global { ".claude.json" } else { ".mcp.json" }), Kind::JsonMcp),
+        ],
+        "cursor" => {
+            vec![
+                file(root.join(".cursor/hooks.json"), Kind::CursorHooks),
+                file(root.join(".cursor/mcp.json"), Kind::JsonMcp),
+            ]
+        }
+        "codex" => {
+            vec![
+                file(root.join(".codex/hooks.json"), Kind::NestedHooks),
+                file(root.join(".codex/config.toml"), Kind::CodexMcp),
+            ]
+        }
+        "gemini" => vec![file(root.join(".gemini/settings.json"), Kind::GeminiHooks)],
+        "cline" if target.global => vec![file(root.join("Documents/Cline/Rules/Hooks"), Kind::ClineScripts)],
+        "cline" => vec![file(root.join(".clinerules/hooks"), Kind::ClineScripts)],
+        "trae" if target.global => {
+            bail!(
+                "Trae keeps its user-wide MCP servers in its own settings (Settings → MCP); install per project instead"
+            )
+        }
+        "trae" => vec![file(root.join(".trae/mcp.json"), Kind::JsonMcp)],
+        other => bail!("unknown client {other:?}; supported: {}", CLIENTS.join(", ")),
+    })
+}
+
+fn apply(client: &str, target: &Target, action: Action) -> Result<Vec<Change>> {
+    let mut changes = Vec::new();
+    for file in files(client, target)? {
+        let path = &file.path;
+        let bin = &target.bin;
+        let install = action == Action::Install;
+        let change = match file.kind {
+            Kind::ClineScripts if install => {
+                changes.extend(cline::install(path, bin)?);
+                continue;
+            }
+            Kind::ClineScripts => {
+                changes.extend(cline::uninstall(path)?);
+                continue;
+            }
+            Kind::CodexMcp => rewrite::<codex_toml::Toml>(path, action, "MCP server trae-mem", |doc| {
+                if install {
+                    codex_toml::set_mcp_server(doc, bin);
+                } else {
+                    codex_toml::remove_mcp_server(doc);
+                }
+            })?,
+            Kind::JsonMcp => rewrite::<Json>(path, action, "MCP server trae-mem", |doc| {
+                if install {
+                    json::set_mcp_server(doc, bin);
+                } else {
+                    json::remove_mcp_server(doc);
+                }
+            })?,
+            kind => {
+                let events = events(client);
+                let mut what = format!("hooks on {}", events.join(", "));
+                if let Kind::GeminiHooks = kind {
+                    what.push_str(", and MCP server trae-mem");
+                }
+                rewrite::<Json>(path, action, &what, |doc| {
+                    if install {
+                        let entries: Vec<(&str, Value)> =
+                            events.iter().map(|e| (*e, hook_entry(kind, client, e, bin))).collect();
+                        json::set_hooks(doc, &entries);
+                        if let Kind::CursorHooks = kind {
+                            doc.entry("version").or_insert(json!(1));
+                        }
+                        if let Kind::GeminiHooks = kind {
+                            json::set_mcp_server(doc, bin);
+                        }
+                    } else {
+                        json::remove_hooks(doc);
+                        if let Kind::GeminiHooks = kind {
+                            json::remove_mcp_server(doc);
+                        }
+                    }
+                })?
+            }
+        };
+        changes.extend(change);
+    }
+    Ok(changes)
+}
+
+/// One event's hook entry in `kind`'s shape.
+fn hook_entry(kind: Kind, client: &str, event: &str, bin: &Path) -> Value {
+    let command = format!("{} hook --client {client} --event {event}", shell_quote(bin));
+    match kind {
+        Kind::CursorHooks => json!({ "command": command }),
+        Kind::GeminiHooks => json!({
+            "hooks": [{ "name": "trae-mem", "type": "command", "command": command, "timeout": GEMINI_TIMEOUT_MS }]
+        }),
+        _ => json!({ "hooks": [{ "type": "command", "command": command }] }),
+    }
+}
+
+/// A path as one shell word: quoted when it holds anything a shell reads.
+fn shell_quote(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// The binary of a command that install wrote (`<bin> hook --client …`),
+/// or None for any other command.
+fn command_binary(command: &str) -> Option<String> {
+    let (bin, rest) = match command.strip_prefix('\'') {
+        Some(quoted) => {
+            let end = quoted.find("' ")?;
+            (quoted[..end].replace(r"'\''", "'"), &quoted[end + 1..])
+        }
+        None => {
+            let (bin, _) = command.split_once(' ')?;
+            (bin.to_owned(), &command[bin.len()..])
+        }
+    };
+    let _ = rest.strip_prefix(' ')?.strip_prefix("hook --client ")?;
+    (Path::new(&bin).file_name()? == "trae-mem").then_some(bin)
+}

@@ -1,0 +1,110 @@
+//! `trae-mem doctor` on a healthy home and on broken ones: each problem
+//! has a verdict and a fix, and any problem makes it exit 1.
+
+use serde_json::{Value, json};
+
+use crate::util::Home;
+
+/// The checks of a `doctor --json` run, by name.
+fn checks(out: &Value) -> Vec<(String, bool)> {
+    out["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["check"].as_str().unwrap().to_owned(), c["ok"] == true))
+        .collect()
+}
+
+fn check<'a>(out: &'a Value, name: &str) -> &'a Value {
+    out["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {out:#}"))
+}
+
+/// A home with some memory, and Claude Code installed in the project.
+fn healthy() -> Home {
+    let home = Home::new();
+    let payload =
+        json!({"session_id": "s", "cwd": home.work(), "hook_event_name": "UserPromptSubmit", "prompt": "hello"});
+    home.run(&["hook"], Some(payload.to_string().as_bytes())).ok();
+    home.run(&["install", "claude-code"], None).ok();
+    home
+}
+
+#[test]
+fn a_healthy_home_passes_every_check() {
+    let home = healthy();
+    let run = home.run(&["doctor", "--json"], None).ok();
+    let out = run.json();
+    assert_eq!(out["ok"], true, "{run}");
+    assert_eq!(
+        checks(&out),
+        ["config", "home", "database", "client claude-code", "spool", "dead letters"]
+            .iter()
+            .map(|c| (c.to_string(), true))
+            .collect::<Vec<_>>()
+    );
+    assert!(check(&out, "database")["detail"].as_str().unwrap().contains("passes its integrity checks"));
+    let text = home.run(&["doctor"], None).ok();
+    assert!(text.stdout.ends_with("all good\n"), "{text}");
+}
+
+#[test]
+fn a_corrupt_database_fails_with_a_fix() {
+    let home = healthy();
+    // Keep SQLite's 100-byte header; overwrite every page after it.
+    let mut bytes = std::fs::read(home.db_path()).unwrap();
+    bytes[100..].iter_mut().for_each(|b| *b = 0x5a);
+    std::fs::write(home.db_path(), bytes).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", home.db_path().display()));
+    }
+    let run = home.run(&["doctor", "--json"], None).code(1);
+    let db = check(&run.json(), "database").clone();
+    assert_eq!(db["ok"], false, "{run}");
+    assert!(db["fix"].as_str().unwrap().contains("move the damaged file aside"), "{run}");
+}
+
+#[test]
+fn a_bad_config_and_a_missing_plugin_fail_with_fixes() {
+    let home = healthy();
+    home.write("work/trae-mem.toml", b"[capture]\nprompt_chars = \"many\"\n");
+    let run = home.run(&["doctor"], None).code(1);
+    assert!(run.stdout.contains("FAIL config:"), "{run}");
+    assert!(run.stdout.contains("fix: correct the file named above"), "{run}");
+
+    home.write(
+        "work/trae-mem.toml",
+        b"[[plugins]]\nname = \"gone\"\npath = \"plugins/gone.wasm\"\nrole = \"event-handler\"\nevents = [\"FileChanged\"]\n",
+    );
+    let run = home.run(&["doctor", "--json"], None).code(1);
+    let out = run.json();
+    let plugin = check(&out, "plugin gone");
+    assert_eq!(plugin["ok"], false, "{run}");
+    assert!(plugin["fix"].as_str().unwrap().contains("trae-mem plugins check"));
+    assert_eq!(check(&out, "config")["ok"], true, "{run}");
+}
+
+#[test]
+fn a_client_config_for_another_binary_and_a_spool_backlog_are_problems() {
+    let home = healthy();
+    let settings = home.work().join(".claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let bin = std::path::Path::new(crate::util::bin()).canonicalize().unwrap();
+    std::fs::write(&settings, text.replace(&bin.display().to_string(), "/old/place/trae-mem")).unwrap();
+    home.run(&["hook"], Some(b"not json")).code(1);
+    let run = home.run(&["doctor", "--json"], None).code(1);
+    let out = run.json();
+    let client = check(&out, "client claude-code");
+    assert!(client["detail"].as_str().unwrap().contains("/old/place/trae-mem"), "{run}");
+    assert_eq!(client["fix"], "trae-mem install claude-code");
+    assert_eq!(check(&out, "dead letters")["ok"], false);
+    // The fix works.
+    home.run(&["install", "claude-code"], None).ok();
+    home.run(&["spool", "replay"], None);
+    let after = home.run(&["doctor", "--json"], None);
+    assert_eq!(check(&after.json(), "client claude-code")["ok"], true, "{after}");
+}

@@ -1,0 +1,191 @@
+//! `trae-mem install` and `uninstall`: the config each client gets (golden
+//! files under tests/golden/, the binary's path shown as $TRAE_MEM), merging
+//! beside the user's own hooks and settings, idempotency, and the round trip.
+//! Set UPDATE_GOLDEN=1 to rewrite the golden files from what install writes.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::{Home, bin};
+
+/// The files each client's project install writes, relative to the project.
+const WRITTEN: &[(&str, &[&str])] = &[
+    ("claude-code", &[".claude/settings.json", ".mcp.json"]),
+    ("cursor", &[".cursor/hooks.json", ".cursor/mcp.json"]),
+    ("codex", &[".codex/hooks.json", ".codex/config.toml"]),
+    ("gemini", &[".gemini/settings.json"]),
+    ("cline", &[".clinerules/hooks/TaskStart", ".clinerules/hooks/PostToolUse", ".clinerules/hooks/TaskCancel"]),
+    ("trae", &[".trae/mcp.json"]),
+];
+
+fn binary() -> String {
+    Path::new(bin()).canonicalize().unwrap().to_string_lossy().into_owned()
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// A file's text with this binary's path as $TRAE_MEM.
+fn normalized(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).replace(&binary(), "$TRAE_MEM")
+}
+
+/// Every file under `dir`, with its contents.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                files.push((entry.path(), std::fs::read(entry.path()).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn each_client_gets_its_golden_config() {
+    for (client, files) in WRITTEN {
+        let home = Home::new();
+        let run = home.run(&["install", client], None).ok();
+        for file in *files {
+            let path = home.work().join(file);
+            assert!(run.stdout.contains(&path.display().to_string()), "{client}: {file} not reported\n{run}");
+            let golden = golden_dir().join(client).join(file.trim_start_matches('.'));
+            let actual = normalized(&path);
+            if std::env::var_os("UPDATE_GOLDEN").is_some() {
+                std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+                std::fs::write(&golden, &actual).unwrap();
+            }
+            let expected = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+            assert_eq!(actual, expected, "{client}: {file} differs from {}", golden.display());
+        }
+    }
+}
+
+#[test]
+fn cline_scripts_are_executable_and_run_this_binary() {
+    let home = Home::new();
+    home.run(&["install", "cline"], None).ok();
+    let script = home.work().join(".clinerules/hooks/UserPromptSubmit");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o111, 0o111);
+    let payload = br#"{"clineVersion":"3.36.0","hookName":"UserPromptSubmit","timestamp":"1","taskId":"t1","workspaceRoots":["/tmp"],"userId":"u","userPromptSubmit":{"prompt":"from the script","attachments":[]}}"#;
+    let mut cmd = std::process::Command::new(&script);
+    cmd.env("TRAE_MEM_HOME", home.home());
+    let run = crate::util::run_command(cmd, &["<script>"], Some(payload)).ok();
+    assert_eq!(run.stdout.trim(), r#"{"cancel":false}"#, "{run}");
+    let prompt: String = home.db().query_row("SELECT content FROM observations", [], |r| r.get(0)).unwrap();
+    assert_eq!(prompt, "from the script");
+}
+
+/// A Claude Code settings file with the user's own hook and settings.
+const USER_SETTINGS: &str = r#"{
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh"}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    }
+}
+"#;
+
+#[test]
+fn install_merges_beside_other_hooks_and_settings_and_is_idempotent() {
+    let home = Home::new();
+    let settings = home.work().join(".claude/settings.json");
+    home.write("work/.claude/settings.json", USER_SETTINGS.as_bytes());
+    let first = home.run(&["install", "claude-code"], None).ok();
+    assert!(first.stdout.contains("original kept in"), "{first}");
+    let merged: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(merged["model"], "opus");
+    assert_eq!(merged["permissions"]["allow"][0], "Bash(ls:*)");
+    assert_eq!(merged["hooks"]["Notification"][0]["hooks"][0]["command"], "notify-send done");
+    let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "the user's hook, then trae-mem's: {pre:#?}");
+    assert_eq!(pre[0]["hooks"][0]["command"], "~/bin/guard.sh");
+    assert_eq!(pre[1]["hooks"][0]["command"], format!("{} hook --client claude-code --event PreToolUse", binary()));
+    let backup = home.work().join(".claude/settings.json.trae-mem.bak");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), USER_SETTINGS);
+
+    let before = snapshot(&home.work());
+    let second = home.run(&["install", "claude-code"], None).ok();
+    assert_eq!(second.stdout, "already installed; nothing changed\n");
+    assert_eq!(snapshot(&home.work()), before, "a second install changes no file");
+}
+
+#[test]
+fn uninstall_restores_every_client_config_exactly() {
+    // The user's configs before install, where each client has one.
+    let originals: &[(&str, &str, &str)] = &[
+        ("claude-code", ".claude/settings.json", USER_SETTINGS),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            "{\"version\": 1, \"hooks\": {\"afterFileEdit\": [{\"command\": \"./fmt.sh\"}]}}\n",
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            "# my codex\nmodel = \"o4\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\" # keep\n",
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "{\"theme\":\"dark\",\"hooks\":{\"BeforeTool\":[{\"matcher\":\"write_file\",\"hooks\":[{\"type\":\"command\",\"command\":\"./check.sh\"}]}]}}",
+        ),
+        ("cline", ".clinerules/hooks/TaskStart", "#!/bin/sh\necho '{\"cancel\": false}'\n"),
+        ("trae", ".trae/mcp.json", "{\"mcpServers\": {\"github\": {\"command\": \"npx\", \"args\": [\"gh\"]}}}\n"),
+    ];
+    for (client, file, text) in originals {
+        let home = Home::new();
+        home.write(&format!("work/{file}"), text.as_bytes());
+        let before = snapshot(&home.work());
+        let install = home.run(&["install", client], None).ok();
+        assert_ne!(snapshot(&home.work()), before, "{client}: install changed nothing\n{install}");
+        if *client == "cline" {
+            assert!(install.stdout.contains("left alone"), "the user's TaskStart stays\n{install}");
+        }
+        home.run(&["uninstall", client], None).ok();
+        assert_eq!(snapshot(&home.work()), before, "{client}: uninstall left the project changed");
+        let again = home.run(&["uninstall", client], None).ok();
+        assert_eq!(again.stdout, "not installed; nothing changed\n", "{client}");
+    }
+}
+
+#[test]
+fn a_fresh_project_is_left_without_config_files_after_uninstall() {
+    for (client, files) in WRITTEN {
+        let home = Home::new();
+        home.run(&["install", client], None).ok();
+        home.run(&["uninstall", client], None).ok();
+        for file in *files {
+            assert!(!home.work().join(file).exists(), "{client}: {file} is left");
+        }
+    }
+}
+
+#[test]
+fn global_installs_go_to_the_home_directory() {
+    let home = Home::new();
+    let user_home = home.work().parent().unwrap().to_owned();
+    let run = home.run(&["install", "cursor", "--global"], None).ok();
+    assert!(user_home.join(".cursor/hooks.json").is_file(), "{run}");
+    assert!(!home.work().join(".cursor").exists());
+    home.run(&["install", "trae", "--global"], None).code(1);
+    home.run(&["uninstall", "cursor", "--global"], None).ok();
+    assert!(!user_home.join(".cursor/hooks.json").exists());
+}
+
+#[test]
+fn a_config_that_is_not_json_is_left_alone_with_a_clear_error() {
+    let home = Home::new();
+    home.write("work/.cursor/hooks.json", b"{ not json");
+    let run = home.run(&["install", "cursor"], None).code(1);
+    assert!(run.stderr.contains("hooks.json is not valid JSON; fix it first"), "{run}");
+    assert_eq!(std::fs::read(home.work().join(".cursor/hooks.json")).unwrap(), b"{ not json");
+}
