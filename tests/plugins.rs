@@ -29,6 +29,11 @@ fn entry(name: &str, file: &str, role: &str, subscribe: &str, extra: &str) -> St
     )
 }
 
+/// The file-changed example, subscribed to FileChanged, with `extra` keys.
+fn file_changed(extra: &str) -> String {
+    entry("file-changed", "file_changed", "event-handler", "events = [\"FileChanged\"]", extra)
+}
+
 /// (kind, content, tags) of every observation.
 fn rows(home: &Home) -> Vec<(String, String, Vec<String>)> {
     let db = home.db();
@@ -51,7 +56,7 @@ fn hook(home: &Home, args: &[&str], payload: Value) -> Run {
 #[test]
 fn file_changed_turns_the_real_event_into_a_tagged_note() {
     let home = Home::new();
-    declare(&home, &entry("file-changed", "file_changed", "event-handler", "events = [\"FileChanged\"]", ""));
+    declare(&home, &file_changed(""));
     let payload = std::fs::read(fixtures().join("FileChanged.json")).unwrap();
     let run = home.run(&["hook"], Some(&payload)).ok();
     assert_eq!(run.stderr, "", "{run}");
@@ -273,7 +278,7 @@ fn a_plugin_cannot_read_the_environment() {
 #[test]
 fn plugins_are_compiled_once_cached_and_rebuilt_when_damaged() {
     let home = Home::new();
-    declare(&home, &entry("file-changed", "file_changed", "event-handler", "events = [\"FileChanged\"]", ""));
+    declare(&home, &file_changed(""));
     let listed = home.run(&["plugins", "list", "--json"], None).ok().json();
     assert_eq!(listed[0]["cached"], false);
     assert_eq!(listed[0]["role"], "event-handler");
@@ -296,16 +301,7 @@ fn plugins_are_compiled_once_cached_and_rebuilt_when_damaged() {
 fn a_sha256_pin_that_does_not_match_refuses_the_plugin() {
     let home = Home::new();
     let wrong = "0".repeat(64);
-    declare(
-        &home,
-        &entry(
-            "file-changed",
-            "file_changed",
-            "event-handler",
-            "events = [\"FileChanged\"]",
-            &format!("sha256 = \"{wrong}\""),
-        ),
-    );
+    declare(&home, &file_changed(&format!("sha256 = \"{wrong}\"")));
     let run = home.run(&["plugins", "check"], None).code(1);
     assert!(run.stdout.contains("refusing to load it"), "{run}");
     // A hook falls back to the built-in note and says why.
@@ -314,28 +310,9 @@ fn a_sha256_pin_that_does_not_match_refuses_the_plugin() {
     assert!(rows(&home)[0].1.starts_with("FileChanged "), "{:?}", rows(&home));
 
     // The right pin loads.
-    let right = {
-        use std::fmt::Write;
-        let digest = sha2_hex(&std::fs::read(wasm("file_changed")).unwrap());
-        let mut s = String::new();
-        write!(s, "{digest}").unwrap();
-        s
-    };
-    declare(
-        &home,
-        &entry(
-            "file-changed",
-            "file_changed",
-            "event-handler",
-            "events = [\"FileChanged\"]",
-            &format!("sha256 = \"{right}\""),
-        ),
-    );
+    let right = trae_mem::plugins::cache::sha256_hex(&std::fs::read(wasm("file_changed")).unwrap());
+    declare(&home, &file_changed(&format!("sha256 = \"{right}\"")));
     home.run(&["plugins", "check"], None).ok();
-}
-
-fn sha2_hex(bytes: &[u8]) -> String {
-    trae_mem::plugins::cache::sha256_hex(bytes)
 }
 
 #[test]
@@ -378,7 +355,7 @@ fn a_missing_plugin_is_named_and_the_event_still_recorded() {
 #[test]
 fn plugins_run_tries_one_plugin_on_a_payload() {
     let home = Home::new();
-    declare(&home, &entry("file-changed", "file_changed", "event-handler", "events = [\"FileChanged\"]", ""));
+    declare(&home, &file_changed(""));
     let payload = std::fs::read(fixtures().join("FileChanged.json")).unwrap();
     let out = home.run(&["plugins", "run", "file-changed", "--event", "FileChanged"], Some(&payload)).ok().json();
     assert_eq!(out[0]["content"], "file changed: change /home/dev/src/watchers/notes.txt");
