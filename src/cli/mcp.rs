@@ -5,8 +5,9 @@ use clap::Args;
 
 use super::Env;
 
-/// Serve memory to an MCP client (Claude Code, Trae, ...) over stdio: search,
-/// timelines, context for a task, and recording, as tools. The client starts
+/// Serve memory to MCP clients (Claude Code, Trae, ...) over stdio.
+///
+/// Search, timelines, context for a task, and recording, as tools. The client starts
 /// it and talks JSON-RPC on stdin and stdout; it runs until stdin closes.
 /// Logs go to stderr. See the README for client configuration.
 #[derive(Debug, Args)]

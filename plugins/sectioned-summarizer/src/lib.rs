@@ -29,8 +29,9 @@ impl Guest for Sectioned {
             .iter()
             .flat_map(|o| o.content.split(['.', '。', '\n']))
             .filter(|s| {
-                let l = s.to_lowercase();
-                l.contains("next") || l.contains("todo") || l.contains("下一步")
+                let l = s.trim().to_lowercase();
+                // A heading such as "Next steps:" (from the model-response plugin) is not a step.
+                !l.ends_with(':') && (l.contains("next") || l.contains("todo") || l.contains("下一步"))
             })
             .map(|s| s.trim().trim_start_matches(['-', ' ']).to_owned())
             .collect();
