@@ -7,7 +7,20 @@ use trae_mem::plugin::host::config;
 
 struct HeadTail;
 
-const ALERT: &[&str] = &["error", "warning", "warn", "panic", "failed", "failure", "exception", "traceback", "fatal", "错误", "失败", "警告"];
+const ALERT: &[&str] = &[
+    "error",
+    "warning",
+    "warn",
+    "panic",
+    "failed",
+    "failure",
+    "exception",
+    "traceback",
+    "fatal",
+    "错误",
+    "失败",
+    "警告",
+];
 
 impl Guest for HeadTail {
     fn sample(_tool: String, _input: String, output: String, budget: u32) -> Result<Sample, String> {
@@ -40,7 +53,13 @@ impl Guest for HeadTail {
         if text.chars().count() > budget {
             text = text.chars().take(budget.saturating_sub(1)).collect::<String>() + "…";
         }
-        Ok(Sample { text, dropped: format!("kept the first {head} and last {tail} lines and alerts; dropped {dropped_lines} of {} lines", lines.len()) })
+        Ok(Sample {
+            text,
+            dropped: format!(
+                "kept the first {head} and last {tail} lines and alerts; dropped {dropped_lines} of {} lines",
+                lines.len()
+            ),
+        })
     }
 }
 

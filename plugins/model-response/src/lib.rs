@@ -8,9 +8,23 @@ use trae_mem::plugin::host::{Level, log};
 struct ModelResponse;
 
 /// Words that mark each kind of sentence, in English and Chinese.
-const DECISION: &[&str] = &["decided", "decision", "chose", "we will", "instead of", "switched to", "going with", "决定", "选择", "采用"];
+const DECISION: &[&str] =
+    &["decided", "decision", "chose", "we will", "instead of", "switched to", "going with", "决定", "选择", "采用"];
 const NEXT: &[&str] = &["next step", "next:", "todo", "follow-up", "later", "remaining", "下一步", "后续", "待办"];
-const CONCLUSION: &[&str] = &["fixed", "cause", "because", "root cause", "found", "works", "done", "concluded", "已完成", "原因", "修复", "结论"];
+const CONCLUSION: &[&str] = &[
+    "fixed",
+    "cause",
+    "because",
+    "root cause",
+    "found",
+    "works",
+    "done",
+    "concluded",
+    "已完成",
+    "原因",
+    "修复",
+    "结论",
+];
 
 impl Guest for ModelResponse {
     fn handle(_event: String, payload: String) -> Result<Vec<Observation>, String> {

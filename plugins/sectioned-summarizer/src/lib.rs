@@ -2,7 +2,6 @@
 
 wit_bindgen::generate!({ world: "summarizer", path: "../../wit/since_v0.1.0" });
 
-
 struct Sectioned;
 
 const BRIEF: usize = 900;
@@ -10,18 +9,27 @@ const DETAILED: usize = 3200;
 
 impl Guest for Sectioned {
     fn summarize(_session: SessionFacts, observations: Vec<Recorded>) -> Result<Summary, String> {
-        let first_line = |o: &Recorded| o.content.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
-        let of = |kinds: &[&str]| -> Vec<&Recorded> { observations.iter().filter(|o| kinds.contains(&o.kind.as_str())).collect() };
+        let first_line =
+            |o: &Recorded| o.content.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+        let of = |kinds: &[&str]| -> Vec<&Recorded> {
+            observations.iter().filter(|o| kinds.contains(&o.kind.as_str())).collect()
+        };
         let goal = of(&["user"]).first().map(|o| first_line(o)).unwrap_or_else(|| "(no prompt recorded)".into());
         let mut done: Vec<String> = of(&["response", "decision"]).iter().map(|o| first_line(o)).collect();
-        done.extend(of(&["tool"]).iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("tool"), first_line(o))));
+        done.extend(
+            of(&["tool"]).iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("tool"), first_line(o))),
+        );
         dedup(&mut done);
         // An error counts as open unless the same tool succeeded after it.
         let mut open: Vec<String> = Vec::new();
         for (i, o) in observations.iter().enumerate().filter(|(_, o)| o.kind == "error") {
             let fixed = observations[i + 1..].iter().any(|later| later.kind == "tool" && later.tool == o.tool);
             if !fixed {
-                open.push(format!("{}: {}", o.tool.as_deref().unwrap_or("error"), o.content.lines().last().unwrap_or("").trim()));
+                open.push(format!(
+                    "{}: {}",
+                    o.tool.as_deref().unwrap_or("error"),
+                    o.content.lines().last().unwrap_or("").trim()
+                ));
             }
         }
         dedup(&mut open);
