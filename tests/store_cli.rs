@@ -464,6 +464,31 @@ fn short_terms_are_found_as_substrings() {
     }
 }
 
+/// A database from schema version 1 has SQLite's plain trigram index, which
+/// cannot find short terms by themselves; opening it rebuilds the index.
+#[test]
+fn a_version_1_index_is_rebuilt_and_finds_short_terms() {
+    let home = corpus_seed(SHORT_ROWS).home("like");
+    home.db()
+        .execute_batch(
+            "CREATE VIEW observations_fts_src AS
+                 SELECT id, content || '  ' AS content FROM observations WHERE private = 0;
+             CREATE VIRTUAL TABLE observations_fts USING fts5(
+                 content, content='observations_fts_src', content_rowid='id', tokenize='trigram', detail='none');
+             CREATE VIRTUAL TABLE observations_fts_vocab USING fts5vocab(observations_fts, row);
+             INSERT INTO observations_fts(observations_fts) VALUES ('rebuild');
+             UPDATE store_meta SET value = 'trigram' WHERE key = 'index_mode';
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    let out = home.run(&["search", "--json", "--", "缓存"], None).ok().json();
+    assert_eq!(out["index"], "trigram", "{out}");
+    assert_eq!(ids(&out), vec![1], "{out}");
+    let definition: String =
+        home.db().query_row("SELECT sql FROM sqlite_schema WHERE name = 'observations_fts'", [], |r| r.get(0)).unwrap();
+    assert!(definition.contains("trae_mem"), "{definition}");
+}
+
 // ---------------------------------------------------------------------------
 // Snippets
 

@@ -6,6 +6,9 @@
 //!   seventh of the size and twice as fast to build, and search checks each
 //!   candidate row's text itself (see `search`). Terms shorter than three
 //!   characters are found through the index's vocabulary (see `query`).
+//!   SQLite's trigram tokenizer is wrapped (see `tokenizer`), and FTS5
+//!   keeps no per-row sizes
+//!   (`columnsize=0`): search ranks in Rust and never asks for them.
 //! - `unicode61`: FTS5 with word tokens, for SQLite builds without trigram.
 //! - `like`: no index at all, a `LIKE` scan, for builds without FTS5.
 //!
@@ -74,7 +77,7 @@ pub fn create(conn: &Connection, wanted: IndexMode) -> Result<IndexMode> {
     let mut mode = wanted;
     loop {
         let options = match mode {
-            IndexMode::Trigram => "tokenize='trigram', detail='none'",
+            IndexMode::Trigram => "tokenize='trae_mem', detail='none', columnsize=0",
             IndexMode::Unicode61 => "tokenize='unicode61 remove_diacritics 2'",
             IndexMode::Like => return Ok(IndexMode::Like),
         };

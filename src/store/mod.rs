@@ -15,6 +15,7 @@ mod schema;
 mod search;
 mod snippet;
 mod timeline;
+mod tokenizer;
 mod transfer;
 pub mod write;
 
@@ -89,6 +90,7 @@ impl Store {
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // WAL is persistent in the file; synchronous and foreign keys are per connection.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        tokenizer::register(&conn)?;
         let mut conn = conn;
         let index = schema::migrate(&mut conn, options.index)
             .with_context(|| format!("cannot prepare the database {}", path.display()))?;

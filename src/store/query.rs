@@ -5,9 +5,6 @@
 //! double quotes must match as written. Every term is quoted before it reaches
 //! FTS5, so `OR`, `NOT`, `(`, `*`, `:` and `-` are just characters to find.
 
-use anyhow::Result;
-use rusqlite::{Connection, params};
-
 use super::IndexMode;
 
 /// One thing the user wants to find.
@@ -51,25 +48,16 @@ fn fts_string(text: &str) -> String {
     format!("\"{}\"", text.replace('"', "\"\""))
 }
 
-/// The most vocabulary entries one short term expands to. A single common
-/// letter can begin thousands of trigrams; past this the rarest are dropped.
-const MAX_EXPANSION: usize = 2048;
-
 /// Builds the FTS5 `MATCH` expression for each of `terms`, or `None` when
 /// some term cannot match anything (so no AND of them can). Join them with
 /// " AND " to match all.
-pub fn fts_expressions(conn: &Connection, mode: IndexMode, terms: &[Term]) -> Result<Option<Vec<String>>> {
+pub fn fts_expressions(mode: IndexMode, terms: &[Term]) -> Option<Vec<String>> {
     let mut parts = Vec::with_capacity(terms.len());
     for term in terms {
         let part = match mode {
-            IndexMode::Trigram if term.text.chars().count() < 3 => {
-                let alternatives = short_term_trigrams(conn, &term.text)?;
-                if alternatives.is_empty() {
-                    return Ok(None);
-                }
-                let quoted: Vec<String> = alternatives.iter().map(|t| fts_string(t)).collect();
-                format!("({})", quoted.join(" OR "))
-            }
+            // The index's tokenizer keeps one- and two-character pieces as
+            // tokens of their own (see `tokenizer`).
+            IndexMode::Trigram if term.text.chars().count() < 3 => fts_string(&term.text),
             IndexMode::Trigram => {
                 let trigrams: Vec<String> = trigrams(&term.text).iter().map(|t| fts_string(t)).collect();
                 format!("({})", trigrams.join(" AND "))
@@ -77,7 +65,7 @@ pub fn fts_expressions(conn: &Connection, mode: IndexMode, terms: &[Term]) -> Re
             IndexMode::Unicode61 => {
                 if !term.text.chars().any(char::is_alphanumeric) {
                     // Nothing in it is a word character, so no token can match.
-                    return Ok(None);
+                    return None;
                 }
                 if term.phrase { fts_string(&term.text) } else { format!("{} *", fts_string(&term.text)) }
             }
@@ -85,7 +73,7 @@ pub fn fts_expressions(conn: &Connection, mode: IndexMode, terms: &[Term]) -> Re
         };
         parts.push(part);
     }
-    Ok(Some(parts))
+    Some(parts)
 }
 
 /// Every trigram of `text` (at least three characters), once each. The index
@@ -98,23 +86,6 @@ fn trigrams(text: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     trigrams.retain(|t| seen.insert(t.clone()));
     trigrams
-}
-
-/// The trigram tokenizer cannot match fewer than three characters, but every
-/// character of an indexed text begins some trigram (the index appends two
-/// spaces). So the trigrams that begin with a short term are exactly the
-/// places it occurs; a range scan of the vocabulary finds them.
-fn short_term_trigrams(conn: &Connection, term: &str) -> Result<Vec<String>> {
-    let low = term.to_lowercase();
-    let high = format!("{low}{}", char::MAX);
-    let mut stmt = conn.prepare_cached(
-        "SELECT term FROM observations_fts_vocab WHERE term >= ?1 AND term < ?2
-         ORDER BY doc DESC LIMIT ?3",
-    )?;
-    let terms = stmt
-        .query_map(params![low, high, MAX_EXPANSION as i64], |row| row.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(terms)
 }
 
 #[cfg(test)]

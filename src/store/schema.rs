@@ -7,7 +7,12 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use super::index::{self, IndexMode};
 
 /// Each entry moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] =
+    &[include_str!("migrations/0001_init.sql"), include_str!("migrations/0002_index_tokenizer.sql")];
+
+/// The first version whose index `index::create` builds as it does now. A
+/// database migrated from an older one gets its index rebuilt.
+const INDEX_DEFINED_AT: i64 = 2;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -36,6 +41,9 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>) -> Result
         if version == 0 {
             let mode = index::create(&tx, wanted_index.unwrap_or(IndexMode::Trigram))?;
             set_meta(&tx, "index_mode", mode.as_str())?;
+        } else if version < INDEX_DEFINED_AT {
+            let mode = get_meta(&tx, "index_mode")?.and_then(|value| value.parse().ok()).unwrap_or(IndexMode::Like);
+            recreate_index(&tx, mode)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
@@ -44,15 +52,22 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>) -> Result
     match wanted_index {
         Some(wanted) if wanted != current => {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            index::drop(&tx)?;
-            let mode = index::create(&tx, wanted)?;
-            index::rebuild(&tx, mode)?;
-            set_meta(&tx, "index_mode", mode.as_str())?;
+            let mode = recreate_index(&tx, wanted)?;
             tx.commit()?;
             Ok(mode)
         }
         _ => Ok(current),
     }
+}
+
+/// Replaces the index with a new one of `wanted` mode (or the next best),
+/// built from every public observation.
+fn recreate_index(conn: &Connection, wanted: IndexMode) -> Result<IndexMode> {
+    index::drop(conn)?;
+    let mode = index::create(conn, wanted)?;
+    index::rebuild(conn, mode)?;
+    set_meta(conn, "index_mode", mode.as_str())?;
+    Ok(mode)
 }
 
 fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {

@@ -162,7 +162,7 @@ impl Store {
             );
             (nominations, vec![1.0; terms.len()])
         } else {
-            let Some(expressions) = query::fts_expressions(&self.conn, self.index, &terms)? else {
+            let Some(expressions) = query::fts_expressions(self.index, &terms) else {
                 return Ok(Vec::new());
             };
             let weights = if terms.len() == 1 {

@@ -1,0 +1,301 @@
+//! `trae_mem`, the index's FTS5 tokenizer: SQLite's `trigram` tokenizer
+//! with two changes.
+//!
+//! - **Short terms are tokens too.** The trigram tokenizer can match nothing
+//!   shorter than three characters, yet `缓存`, `db` and `id` are words. So a
+//!   document also yields the first one and two characters of each of its
+//!   trigrams, and a query of one or two characters is a single token. Every
+//!   character of an indexed text begins a trigram (the index appends two
+//!   spaces), so these are all of the text's one- and two-character pieces,
+//!   and a short term is one lookup like any trigram.
+//! - **A document yields each token once.** The index keeps no positions
+//!   (`detail=none`), so a token's second occurrence in a row adds nothing,
+//!   yet FTS5 would look every occurrence up in its table of pending terms.
+//!   On the benchmark corpus a row holds each of its trigrams 3.2 times; a
+//!   small set per row is cheaper than those lookups. That is also why this
+//!   tokenizer is only correct with `detail=none`.
+//!
+//! It lives in this process, not in the file: every connection that writes
+//! or queries the index registers it first (`register`). Tools such as the
+//! `sqlite3` shell can still read every table, but not `MATCH`.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr::null_mut;
+
+use anyhow::{Result, bail};
+use rusqlite::{Connection, ffi};
+use rustc_hash::FxHashSet;
+
+/// Registers the tokenizer on `conn`. Returns false, registering nothing,
+/// when this SQLite has no FTS5 (the index then falls back to `LIKE`).
+pub fn register(conn: &Connection) -> Result<bool> {
+    // SAFETY: the handle stays valid while `conn` is borrowed, and this
+    // module is the only code that touches FTS5's C interface.
+    unsafe {
+        let db = conn.handle();
+        let Some(api) = fts5_api(db) else { return Ok(false) };
+        let Some(create) = (*api).xCreateTokenizer else { bail!("FTS5 offers no way to add a tokenizer") };
+        let mut methods =
+            ffi::fts5_tokenizer { xCreate: Some(create_wrapper), xDelete: Some(delete), xTokenize: Some(tokenize) };
+        // FTS5 copies `methods`; the API pointer, passed back to `create_wrapper`, lives as long as `db`.
+        let rc = create(api, c"trae_mem".as_ptr(), api.cast(), &mut methods, None);
+        if rc != ffi::SQLITE_OK {
+            bail!("cannot register the trae_mem tokenizer (SQLite error {rc})");
+        }
+    }
+    Ok(true)
+}
+
+/// FTS5's API, asked for the documented way: `SELECT fts5(?1)` with a
+/// pointer bound for it to fill in. `None` without FTS5.
+unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Option<*mut ffi::fts5_api> {
+    let mut stmt = null_mut();
+    // SAFETY: `db` is an open connection; the statement is finalized below.
+    unsafe {
+        if ffi::sqlite3_prepare_v2(db, c"SELECT fts5(?1)".as_ptr(), -1, &mut stmt, null_mut()) != ffi::SQLITE_OK {
+            return None;
+        }
+        let mut api: *mut ffi::fts5_api = null_mut();
+        ffi::sqlite3_bind_pointer(stmt, 1, (&raw mut api).cast(), c"fts5_api_ptr".as_ptr(), None);
+        ffi::sqlite3_step(stmt);
+        ffi::sqlite3_finalize(stmt);
+        (!api.is_null()).then_some(api)
+    }
+}
+
+/// One instance, per index and connection.
+struct Wrapper {
+    inner: ffi::fts5_tokenizer,
+    instance: *mut ffi::Fts5Tokenizer,
+    /// The tokens of the document being tokenized, each packed into a
+    /// `u128`. Kept between documents so its memory is reused.
+    seen: FxHashSet<u128>,
+}
+
+/// What `forward_once` needs, passed through the trigram tokenizer.
+struct Forward<'a> {
+    seen: &'a mut FxHashSet<u128>,
+    context: *mut c_void,
+    token: TokenCallback,
+}
+
+type TokenCallback = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, c_int, c_int, c_int) -> c_int;
+
+/// `xCreate`: creates the trigram tokenizer it wraps, passing the arguments on.
+unsafe extern "C" fn create_wrapper(
+    api: *mut c_void,
+    args: *mut *const c_char,
+    arg_count: c_int,
+    out: *mut *mut ffi::Fts5Tokenizer,
+) -> c_int {
+    let api: *mut ffi::fts5_api = api.cast();
+    // SAFETY: FTS5 passes the API pointer given at registration and
+    // `arg_count` argument strings.
+    unsafe {
+        let Some(find) = (*api).xFindTokenizer else { return ffi::SQLITE_ERROR };
+        let mut inner = ffi::fts5_tokenizer { xCreate: None, xDelete: None, xTokenize: None };
+        let mut inner_data = null_mut();
+        let rc = find(api, c"trigram".as_ptr(), &mut inner_data, &mut inner);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        let (Some(create), Some(_), Some(_)) = (inner.xCreate, inner.xDelete, inner.xTokenize) else {
+            return ffi::SQLITE_ERROR;
+        };
+        let mut instance = null_mut();
+        let rc = create(inner_data, args, arg_count, &mut instance);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        let wrapper = Box::new(Wrapper { inner, instance, seen: FxHashSet::default() });
+        *out = Box::into_raw(wrapper).cast();
+    }
+    ffi::SQLITE_OK
+}
+
+/// `xDelete`.
+unsafe extern "C" fn delete(tokenizer: *mut ffi::Fts5Tokenizer) {
+    // SAFETY: `tokenizer` came from `create_wrapper`, and FTS5 deletes it once.
+    unsafe {
+        let wrapper = Box::from_raw(tokenizer.cast::<Wrapper>());
+        if let Some(delete) = wrapper.inner.xDelete {
+            delete(wrapper.instance);
+        }
+    }
+}
+
+/// `xTokenize`: a document's trigrams and their short prefixes, each once;
+/// a short query as one token; anything else as the trigram tokenizer has it.
+unsafe extern "C" fn tokenize(
+    tokenizer: *mut ffi::Fts5Tokenizer,
+    context: *mut c_void,
+    flags: c_int,
+    text: *const c_char,
+    length: c_int,
+    token: Option<TokenCallback>,
+) -> c_int {
+    // SAFETY: `tokenizer` came from `create_wrapper`; FTS5 never uses one
+    // instance from two threads at once.
+    unsafe {
+        let wrapper = &mut *tokenizer.cast::<Wrapper>();
+        let Some(inner_tokenize) = wrapper.inner.xTokenize else { return ffi::SQLITE_ERROR };
+        let Some(token) = token else { return ffi::SQLITE_ERROR };
+        if flags & ffi::FTS5_TOKENIZE_QUERY != 0 {
+            let bytes = std::slice::from_raw_parts(text.cast::<u8>(), length.max(0) as usize);
+            if let Some(short) = short_query(bytes) {
+                return token(context, 0, short.as_ptr().cast(), short.len() as c_int, 0, length);
+            }
+        }
+        if flags & ffi::FTS5_TOKENIZE_DOCUMENT == 0 {
+            return inner_tokenize(wrapper.instance, context, flags, text, length, Some(token));
+        }
+        wrapper.seen.clear();
+        let mut forward = Forward { seen: &mut wrapper.seen, context, token };
+        inner_tokenize(wrapper.instance, (&raw mut forward).cast(), flags, text, length, Some(forward_once))
+    }
+}
+
+/// Passes a trigram on, with its first one and two characters, each the
+/// first time the document yields it.
+unsafe extern "C" fn forward_once(
+    forward: *mut c_void,
+    flags: c_int,
+    token: *const c_char,
+    length: c_int,
+    start: c_int,
+    end: c_int,
+) -> c_int {
+    // SAFETY: `forward` is the `Forward` that `tokenize` passed down, and
+    // `token` points at `length` bytes.
+    unsafe {
+        let forward = &mut *forward.cast::<Forward>();
+        let trigram = std::slice::from_raw_parts(token.cast::<u8>(), length.max(0) as usize);
+        let mut pieces = [trigram, &[], &[]];
+        if let Ok(text) = std::str::from_utf8(trigram) {
+            let mut boundaries = text.char_indices().skip(1).map(|(at, _)| at);
+            if let (Some(one), Some(two)) = (boundaries.next(), boundaries.next()) {
+                pieces[1..].copy_from_slice(&[&trigram[..two], &trigram[..one]]);
+            }
+        }
+        for piece in pieces.into_iter().filter(|p| !p.is_empty()) {
+            // A piece seen before means its shorter prefixes were seen too.
+            if pack(piece).is_some_and(|key| !forward.seen.insert(key)) {
+                break;
+            }
+            let rc = (forward.token)(forward.context, flags, piece.as_ptr().cast(), piece.len() as c_int, start, end);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+        }
+        ffi::SQLITE_OK
+    }
+}
+
+/// A query text of one or two characters, folded to lower case as the
+/// trigram tokenizer folds what it indexes.
+fn short_query(text: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(text).ok()?;
+    (1..=2).contains(&text.chars().count()).then(|| text.to_lowercase())
+}
+
+/// A token of up to 15 bytes (any trigram is at most 12) as one number, its
+/// length in the top byte so that no two tokens share a key.
+fn pack(bytes: &[u8]) -> Option<u128> {
+    if bytes.len() > 15 {
+        return None;
+    }
+    let mut key = [0u8; 16];
+    key[..bytes.len()].copy_from_slice(bytes);
+    key[15] = bytes.len() as u8;
+    Some(u128::from_le_bytes(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens_in_index(rows: &[&str]) -> Vec<(String, i64)> {
+        let conn = Connection::open_in_memory().unwrap();
+        assert!(register(&conn).unwrap());
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');
+             CREATE VIRTUAL TABLE v USING fts5vocab(t, row);",
+        )
+        .unwrap();
+        for text in rows {
+            conn.execute("INSERT INTO t(x) VALUES (?1)", [text]).unwrap();
+        }
+        let mut stmt = conn.prepare("SELECT term, doc FROM v ORDER BY term").unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    }
+
+    #[test]
+    fn each_piece_is_indexed_once_per_row_and_folded() {
+        let tokens = |t: &str| t.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        let indexed = tokens_in_index(&["abcabc", "ABCd"]);
+        let terms: Vec<String> = indexed.iter().map(|(term, _)| term.clone()).collect();
+        // Without the two spaces the index appends, the last two characters begin no trigram.
+        assert_eq!(terms, tokens("a ab abc b bc bca bcd c ca cab"));
+        let in_both: Vec<&str> = indexed.iter().filter(|(_, docs)| *docs == 2).map(|(t, _)| t.as_str()).collect();
+        assert_eq!(in_both, ["a", "ab", "abc", "b", "bc"]);
+    }
+
+    #[test]
+    fn queries_match_as_with_the_plain_trigram_tokenizer() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');
+             INSERT INTO t(x) VALUES ('缓存命中缓存'), ('cache miss');
+             INSERT INTO t(t) VALUES ('integrity-check');",
+        )
+        .unwrap();
+        let count =
+            |q: &str| -> i64 { conn.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [q], |r| r.get(0)).unwrap() };
+        assert_eq!(count("\"缓存命\""), 1);
+        assert_eq!(count("\"MIS\" AND \"che\""), 1);
+        assert_eq!(count("\"xyz\""), 0);
+    }
+
+    #[test]
+    fn short_terms_are_single_tokens() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');
+             INSERT INTO t(x) VALUES ('数据缓存  '), ('DB lock  '), ('数据  '), ('nothing  ');",
+        )
+        .unwrap();
+        let rows = |q: &str| -> Vec<i64> {
+            let mut stmt = conn.prepare("SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rowid").unwrap();
+            stmt.query_map([q], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+        };
+        assert_eq!(rows("\"缓存\""), vec![1]);
+        assert_eq!(rows("\"存\""), vec![1]);
+        assert_eq!(rows("\"数据\""), vec![1, 3]);
+        assert_eq!(rows("\"db\""), vec![2]);
+        assert_eq!(rows("\"k\""), vec![2]);
+        assert_eq!(rows("\"zz\""), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn arguments_go_to_the_trigram_tokenizer() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        let err = conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem nosuch 1')").unwrap_err();
+        assert!(err.to_string().contains("tokenize"), "{err}");
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE u USING fts5(x, tokenize='trae_mem case_sensitive 1', detail='none');
+             INSERT INTO u(x) VALUES ('ABC');",
+        )
+        .unwrap();
+        let found: i64 = conn.query_row("SELECT count(*) FROM u WHERE u MATCH '\"abc\"'", [], |r| r.get(0)).unwrap();
+        assert_eq!(found, 0);
+    }
+
+    #[test]
+    fn long_tokens_are_never_merged() {
+        assert_ne!(pack(b"ab"), pack(b"ab\0"));
+        assert_eq!(pack(&[b'x'; 16]), None);
+    }
+}
