@@ -89,7 +89,10 @@ impl Store {
         // `tidy_wal` checkpoints now and then instead.
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // WAL is persistent in the file; synchronous and foreign keys are per connection.
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        // Memory-mapped reads: search confirms candidates by reading their
+        // text, and copying every page through read() was a quarter of a
+        // path query's time.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA mmap_size = 1073741824;")?;
         tokenizer::register(&conn)?;
         let mut conn = conn;
         let index = schema::migrate(&mut conn, options.index)

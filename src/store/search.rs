@@ -179,7 +179,7 @@ impl Store {
             (nominations, weights)
         };
 
-        let counter = TermCounter::new(&terms)?;
+        let counter = TermCounter::new(&terms);
         // Unicode61 matches words, which need not hold the term as written
         // (diacritics); the other modes promise the substring itself.
         let confirm = self.index != IndexMode::Unicode61;
@@ -187,7 +187,8 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(&nominations)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(sql.params.iter()))?;
         while let Some(row) = rows.next()? {
-            let content = row.get_ref(1)?.as_str()?;
+            // Bytes: the terms are found without checking the text is UTF-8.
+            let content = row.get_ref(1)?.as_bytes()?;
             let frequencies = counter.count(content);
             if confirm && frequencies.contains(&0) {
                 continue;
@@ -275,37 +276,36 @@ fn bm25(candidates: &[Candidate], weights: &[f64]) -> Vec<(i64, f64)> {
         .collect()
 }
 
-/// Counts each term's occurrences in a text, ignoring case, in one pass.
+/// Counts each term's occurrences in a text, ignoring case.
+///
+/// Each term gets its own SIMD substring finder over a lowercased copy of
+/// the text. One Aho-Corasick automaton for all terms was slower here: a
+/// path's rarest byte (`/`) is common in code, so its prefilter kept
+/// stopping, and confirming candidates is most of a path query's time.
 struct TermCounter {
-    ascii: aho_corasick::AhoCorasick,
-    lowered: aho_corasick::AhoCorasick,
-    terms: usize,
+    finders: Vec<memchr::memmem::Finder<'static>>,
+    /// No term has a letter with case outside ASCII (Chinese has none), so
+    /// folding ASCII letters is enough to find them.
+    ascii_fold: bool,
 }
 
 impl TermCounter {
-    fn new(terms: &[Term]) -> Result<Self> {
-        let texts: Vec<String> = terms.iter().map(|t| t.text.to_lowercase()).collect();
-        Ok(Self {
-            ascii: aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(&texts)?,
-            lowered: aho_corasick::AhoCorasick::new(&texts)?,
-            terms: texts.len(),
-        })
+    fn new(terms: &[Term]) -> Self {
+        let lowered: Vec<String> = terms.iter().map(|t| t.text.to_lowercase()).collect();
+        Self {
+            ascii_fold: lowered.iter().flat_map(|t| t.chars()).all(|c| c.is_ascii() || c.to_uppercase().eq([c])),
+            finders: lowered.iter().map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned()).collect(),
+        }
     }
 
-    /// Occurrences of each term. ASCII case is folded on the fly; a text
-    /// with other letters is lowercased first when that finds more.
-    /// Matches may overlap, so that a term inside another term (`store` in
-    /// `src/store/mod.rs`) is counted too.
-    fn count(&self, text: &str) -> Vec<usize> {
-        let tally = |ac: &aho_corasick::AhoCorasick, text: &str| {
-            let mut counts = vec![0; self.terms];
-            ac.find_overlapping_iter(text).for_each(|m| counts[m.pattern().as_usize()] += 1);
-            counts
+    /// Occurrences of each term; a term inside another (`store` in
+    /// `src/store/mod.rs`) counts for both.
+    fn count(&self, text: &[u8]) -> Vec<usize> {
+        let folded = if self.ascii_fold {
+            text.to_ascii_lowercase()
+        } else {
+            String::from_utf8_lossy(text).to_lowercase().into_bytes()
         };
-        let counts = tally(&self.ascii, text);
-        if counts.contains(&0) && !text.is_ascii() {
-            return tally(&self.lowered, &text.to_lowercase());
-        }
-        counts
+        self.finders.iter().map(|finder| finder.find_iter(&folded).count()).collect()
     }
 }
