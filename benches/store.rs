@@ -38,8 +38,9 @@ fn main() -> anyhow::Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     assert_eq!(report.observations as usize, observations);
     println!(
-        "import: {:.0} observations/s ({observations} in {seconds:.1} s, index {})",
+        "import: {:.0} observations/s, {:.1} MB/s of text ({observations} in {seconds:.1} s, index {})",
         observations as f64 / seconds,
+        raw_bytes as f64 / 1e6 / seconds,
         store.index_mode()
     );
 
