@@ -1,22 +1,22 @@
 //! The full-text index over observations, in one of three modes.
 //!
-//! - `trigram`: FTS5 with the trigram tokenizer. Finds any substring, in any
-//!   script, which suits Chinese and code. The index keeps which rows hold
-//!   each trigram but not where (`detail=none`): that makes it about a
-//!   seventh of the size and twice as fast to build, and search checks each
-//!   candidate row's text itself (see `search`). Terms shorter than three
-//!   characters are found through the index's vocabulary (see `query`).
-//!   SQLite's trigram tokenizer is wrapped (see `tokenizer`), and FTS5
-//!   keeps no per-row sizes
-//!   (`columnsize=0`): search ranks in Rust and never asks for them.
+//! - `trigram`: FTS5 with SQLite's trigram tokenizer, wrapped in trae-mem's
+//!   own (see `tokenizer`), which also indexes one- and two-character pieces
+//!   so that short terms are found too. Finds any substring, in any script,
+//!   which suits Chinese and code. The index keeps which rows hold each token
+//!   but not where (`detail=none`): that makes it about a seventh of the size
+//!   and twice as fast to build, and search checks each candidate row's text
+//!   itself (see `search`). FTS5 keeps no per-row sizes (`columnsize=0`):
+//!   search ranks in Rust and never asks for them.
 //! - `unicode61`: FTS5 with word tokens, for SQLite builds without trigram.
 //! - `like`: no index at all, a `LIKE` scan, for builds without FTS5.
 //!
 //! The index is "external content": writes add public rows to it (`add`),
-//! and a rebuild reads text from the view `observations_fts_src`, which leaves
-//! out private rows, so they are never indexed. The view appends two spaces to each text so that every character,
-//! even the last two, begins a trigram; that is what lets one- and
-//! two-character terms be found by a prefix scan of the vocabulary.
+//! and a rebuild reads text from the view `observations_fts_src`, which
+//! leaves out private rows, so they are never indexed. The view appends two
+//! spaces to each text so that every character, even the last two, begins a
+//! trigram, whose short prefixes then cover every one- and two-character
+//! piece of the text.
 
 use std::fmt;
 use std::str::FromStr;
