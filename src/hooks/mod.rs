@@ -155,7 +155,8 @@ fn store_event(loaded: &Loaded, event: &Event, at: i64, deadline: Instant) -> Re
     let plugins = Plugins::new(&loaded.config, &loaded.home, false);
     let mut work = plugged::before(&plugins, event, &loaded.config.capture);
     let wait = deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE);
-    let options = OpenOptions { busy_timeout: wait, index: loaded.config.search.index_mode()? };
+    let options =
+        OpenOptions { busy_timeout: wait, index: loaded.config.search.index_mode()?, may_rebuild_index: false };
     let mut store = Store::open(&loaded.home.join(DB_FILE), &options)?;
     let project = project_of(event);
     let session_id = store.write(|w| record::record(w, event, &project, at, &loaded.config.capture, &work))?;

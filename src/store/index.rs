@@ -22,7 +22,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use anyhow::{Result, bail};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 /// Which full-text index a store uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +106,19 @@ pub fn create(conn: &Connection, wanted: IndexMode) -> Result<IndexMode> {
             }
         }
     }
+}
+
+/// Whether the index was made by an older trae-mem and should be rebuilt:
+/// a trigram index from before the `trae_mem` tokenizer cannot find short
+/// terms.
+pub fn is_outdated(conn: &Connection, mode: IndexMode) -> Result<bool> {
+    if mode != IndexMode::Trigram {
+        return Ok(false);
+    }
+    let definition: Option<String> = conn
+        .query_row("SELECT sql FROM sqlite_schema WHERE name = 'observations_fts'", [], |row| row.get(0))
+        .optional()?;
+    Ok(!definition.is_some_and(|sql| sql.contains("tokenize='trae_mem'")))
 }
 
 /// Removes every index object, whatever the mode.

@@ -49,11 +49,15 @@ pub struct OpenOptions {
     /// Which full-text index to use; `None` keeps whatever the database has
     /// (or picks the best available for a new one).
     pub index: Option<IndexMode>,
+    /// Whether opening may rebuild the index (for another `index`, or one
+    /// made by an older trae-mem), which reads every row. Hooks may not: they
+    /// must finish within their deadline, so they leave it to a command.
+    pub may_rebuild_index: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self { busy_timeout: Duration::from_secs(5), index: None }
+        Self { busy_timeout: Duration::from_secs(5), index: None, may_rebuild_index: true }
     }
 }
 
@@ -95,7 +99,7 @@ impl Store {
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA mmap_size = 1073741824;")?;
         tokenizer::register(&conn)?;
         let mut conn = conn;
-        let index = schema::migrate(&mut conn, options.index)
+        let index = schema::migrate(&mut conn, options.index, options.may_rebuild_index)
             .with_context(|| format!("cannot prepare the database {}", path.display()))?;
         Ok(Self { conn, path: path.to_owned(), index })
     }

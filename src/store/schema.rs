@@ -7,18 +7,18 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use super::index::{self, IndexMode};
 
 /// Each entry moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] =
-    &[include_str!("migrations/0001_init.sql"), include_str!("migrations/0002_index_tokenizer.sql")];
-
-/// The first version whose index `index::create` builds as it does now. A
-/// database migrated from an older one gets its index rebuilt.
-const INDEX_DEFINED_AT: i64 = 2;
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Brings the database up to date and settles its full-text index mode.
-pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>) -> Result<IndexMode> {
+///
+/// Rebuilding the index (for another mode, or because `index::create` now
+/// defines it differently) reads every row, which can take longer than a
+/// hook may. Without `may_rebuild` the index stays as it is, still usable,
+/// for the next command to rebuild.
+pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>, may_rebuild: bool) -> Result<IndexMode> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if version > SCHEMA_VERSION {
         bail!(
@@ -41,22 +41,27 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>) -> Result
         if version == 0 {
             let mode = index::create(&tx, wanted_index.unwrap_or(IndexMode::Trigram))?;
             set_meta(&tx, "index_mode", mode.as_str())?;
-        } else if version < INDEX_DEFINED_AT {
-            let mode = get_meta(&tx, "index_mode")?.and_then(|value| value.parse().ok()).unwrap_or(IndexMode::Like);
-            recreate_index(&tx, mode)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
     }
     let current = get_meta(conn, "index_mode")?.and_then(|value| value.parse().ok()).unwrap_or(IndexMode::Like);
-    match wanted_index {
-        Some(wanted) if wanted != current => {
+    if !may_rebuild {
+        return Ok(current);
+    }
+    let rebuild_as = match wanted_index {
+        Some(wanted) if wanted != current => Some(wanted),
+        _ if index::is_outdated(conn, current)? => Some(current),
+        _ => None,
+    };
+    match rebuild_as {
+        Some(wanted) => {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mode = recreate_index(&tx, wanted)?;
             tx.commit()?;
             Ok(mode)
         }
-        _ => Ok(current),
+        None => Ok(current),
     }
 }
 
