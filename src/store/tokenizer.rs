@@ -140,11 +140,10 @@ unsafe extern "C" fn tokenize(
         let wrapper = &mut *tokenizer.cast::<Wrapper>();
         let Some(inner_tokenize) = wrapper.inner.xTokenize else { return ffi::SQLITE_ERROR };
         let Some(token) = token else { return ffi::SQLITE_ERROR };
-        if flags & ffi::FTS5_TOKENIZE_QUERY != 0 {
-            let bytes = std::slice::from_raw_parts(text.cast::<u8>(), length.max(0) as usize);
-            if let Some(short) = short_query(bytes) {
-                return token(context, 0, short.as_ptr().cast(), short.len() as c_int, 0, length);
-            }
+        if flags & ffi::FTS5_TOKENIZE_QUERY != 0
+            && let Some(short) = short_query(bytes(text, length))
+        {
+            return token(context, 0, short.as_ptr().cast(), short.len() as c_int, 0, length);
         }
         if flags & ffi::FTS5_TOKENIZE_DOCUMENT == 0 {
             return inner_tokenize(wrapper.instance, context, flags, text, length, Some(token));
@@ -169,7 +168,7 @@ unsafe extern "C" fn forward_once(
     // `token` points at `length` bytes.
     unsafe {
         let forward = &mut *forward.cast::<Forward>();
-        let trigram = std::slice::from_raw_parts(token.cast::<u8>(), length.max(0) as usize);
+        let trigram = bytes(token, length);
         let mut pieces = [trigram, &[], &[]];
         if let Ok(text) = std::str::from_utf8(trigram) {
             let mut boundaries = text.char_indices().skip(1).map(|(at, _)| at);
@@ -189,6 +188,18 @@ unsafe extern "C" fn forward_once(
         }
         ffi::SQLITE_OK
     }
+}
+
+/// The `length` bytes at `text`, as FTS5 passes text; empty for none.
+///
+/// # Safety
+/// A non-null `text` must point at `length` bytes that outlive the slice.
+unsafe fn bytes<'a>(text: *const c_char, length: c_int) -> &'a [u8] {
+    if text.is_null() || length <= 0 {
+        return &[];
+    }
+    // SAFETY: promised by the caller.
+    unsafe { std::slice::from_raw_parts(text.cast::<u8>(), length as usize) }
 }
 
 /// A query text of one or two characters, folded to lower case as the
