@@ -3,6 +3,8 @@
 //!
 //! `cargo bench --bench store -- --observations 100000` (the default), or
 //! 1000000. Prints medians and p95; timings are in-process and warm.
+//! `--index like|unicode61` measures another index mode, and
+//! `--max-row-bytes N` caps the length of the corpus's rows.
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -25,7 +27,11 @@ fn main() -> anyhow::Result<()> {
     let export = dir.path().join("corpus.jsonl");
     let raw_bytes = {
         let mut out = BufWriter::new(std::fs::File::create(&export)?);
-        corpus::Corpus::new(7).write_export(observations, &mut out)?
+        let mut corpus = corpus::Corpus::new(7);
+        // `--max-row-bytes 6000` makes rows no longer than a hook stores
+        // (2,000 characters of tool input and 4,000 of its output).
+        corpus.max_length = flag("--max-row-bytes").map_or(Ok(usize::MAX), |v| v.parse())?;
+        corpus.write_export(observations, &mut out)?
     };
     println!("corpus: {observations} observations, {:.1} MB of text", raw_bytes as f64 / 1e6);
 

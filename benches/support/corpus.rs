@@ -220,6 +220,8 @@ pub struct Corpus {
     rng: fastrand::Rng,
     english: Vec<String>,
     chinese: Vec<String>,
+    /// The longest text to generate, in bytes (about: a text ends on a whole piece).
+    pub max_length: usize,
 }
 
 impl Corpus {
@@ -239,7 +241,7 @@ impl Corpus {
             let n = rng.usize(2..4);
             chinese.push((0..n).map(|_| hanzi[rng.usize(..hanzi.len())]).collect());
         }
-        Self { rng, english, chinese }
+        Self { rng, english, chinese, max_length: usize::MAX }
     }
 
     /// Zipf-like over a list: the first entries are far more common.
@@ -339,7 +341,7 @@ impl Corpus {
                     85..=94 => ("response", None),
                     _ => ("error", Some("Bash")),
                 };
-                let length = self.length();
+                let length = self.length().min(self.max_length);
                 let content = self.text(length);
                 raw += content.len() as u64;
                 let record = json!({"type": "observation", "id": id, "session_id": session_id, "ts": ts,
