@@ -225,17 +225,21 @@ fn pack(bytes: &[u8]) -> Option<u128> {
 mod tests {
     use super::*;
 
-    fn tokens_in_index(rows: &[&str]) -> Vec<(String, i64)> {
+    /// An in-memory table `t` indexed with this tokenizer, holding `rows`.
+    fn indexed(rows: &[&str]) -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         assert!(register(&conn).unwrap());
-        conn.execute_batch(
-            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');
-             CREATE VIRTUAL TABLE v USING fts5vocab(t, row);",
-        )
-        .unwrap();
+        conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');").unwrap();
         for text in rows {
             conn.execute("INSERT INTO t(x) VALUES (?1)", [text]).unwrap();
         }
+        conn
+    }
+
+    /// Each term of the index with the number of rows holding it.
+    fn tokens_in_index(rows: &[&str]) -> Vec<(String, i64)> {
+        let conn = indexed(rows);
+        conn.execute_batch("CREATE VIRTUAL TABLE v USING fts5vocab(t, row);").unwrap();
         let mut stmt = conn.prepare("SELECT term, doc FROM v ORDER BY term").unwrap();
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
     }
@@ -253,14 +257,8 @@ mod tests {
 
     #[test]
     fn queries_match_as_with_the_plain_trigram_tokenizer() {
-        let conn = Connection::open_in_memory().unwrap();
-        register(&conn).unwrap();
-        conn.execute_batch(
-            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');
-             INSERT INTO t(x) VALUES ('缓存命中缓存'), ('cache miss');
-             INSERT INTO t(t) VALUES ('integrity-check');",
-        )
-        .unwrap();
+        let conn = indexed(&["缓存命中缓存", "cache miss"]);
+        conn.execute_batch("INSERT INTO t(t) VALUES ('integrity-check');").unwrap();
         let count =
             |q: &str| -> i64 { conn.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [q], |r| r.get(0)).unwrap() };
         assert_eq!(count("\"缓存命\""), 1);
@@ -270,13 +268,7 @@ mod tests {
 
     #[test]
     fn short_terms_are_single_tokens() {
-        let conn = Connection::open_in_memory().unwrap();
-        register(&conn).unwrap();
-        conn.execute_batch(
-            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');
-             INSERT INTO t(x) VALUES ('数据缓存  '), ('DB lock  '), ('数据  '), ('nothing  ');",
-        )
-        .unwrap();
+        let conn = indexed(&["数据缓存  ", "DB lock  ", "数据  ", "nothing  "]);
         let rows = |q: &str| -> Vec<i64> {
             let mut stmt = conn.prepare("SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rowid").unwrap();
             stmt.query_map([q], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
