@@ -65,13 +65,13 @@ impl Cmd {
         });
 
         let call = Call { loaded: &loaded, client: &self.client, event: self.event.as_deref(), stdin: &stdin, started };
-        let entry = match hooks::accept(&call, &privacy) {
-            Ok((entry, _)) => entry,
+        let accepted = match hooks::accept(&call, &privacy) {
+            Ok(accepted) => accepted,
             Err(failure) => return fail(adapter.as_ref(), &failure.message),
         };
         let deadline = started + Duration::from_millis(loaded.config.hook.deadline_ms);
-        let done = watchdog(deadline, Spool::new(&loaded.home), entry.clone(), adapter.idle_output());
-        let result = hooks::deliver(&call, entry, adapter.as_ref());
+        let done = watchdog(deadline, Spool::new(&loaded.home), accepted.entry.clone(), adapter.idle_output());
+        let result = hooks::deliver(&call, accepted);
         done.store(true, Ordering::SeqCst);
         match result {
             Ok(outcome) => {

@@ -52,9 +52,18 @@ pub struct Call<'a> {
     pub started: Instant,
 }
 
+/// A payload read, scrubbed and normalized, ready to deliver.
+pub struct Accepted {
+    /// What stands for the event from now on, should it be spooled.
+    pub entry: SpoolEntry,
+    /// The event the entry's payload parses to.
+    pub event: Event,
+    pub adapter: Box<dyn Adapter>,
+}
+
 /// Reads and scrubs a payload, producing the spool entry that stands for
 /// it from now on. Unreadable input becomes a dead letter and a failure.
-pub fn accept(call: &Call<'_>, privacy: &Privacy) -> Result<(SpoolEntry, Box<dyn Adapter>), Failure> {
+pub fn accept(call: &Call<'_>, privacy: &Privacy) -> Result<Accepted, Failure> {
     read_payload(call, privacy).map_err(|error| {
         match Spool::new(&call.loaded.home).dead_letter(call.stdin, call.client, call.event, &error) {
             Ok(path) => Failure { message: format!("{error}; the payload is kept in {}", path.display()) },
@@ -64,7 +73,7 @@ pub fn accept(call: &Call<'_>, privacy: &Privacy) -> Result<(SpoolEntry, Box<dyn
 }
 
 /// Parses, scrubs and normalizes a payload; the error says what is wrong with it.
-fn read_payload(call: &Call<'_>, privacy: &Privacy) -> Result<(SpoolEntry, Box<dyn Adapter>), String> {
+fn read_payload(call: &Call<'_>, privacy: &Privacy) -> Result<Accepted, String> {
     let adapter = adapters::for_client(call.client).map_err(|e| format!("{e:#}"))?;
     if call.stdin.iter().all(u8::is_ascii_whitespace) {
         return Err("the hook payload on stdin is empty; expected the event's JSON".to_owned());
@@ -83,17 +92,16 @@ fn read_payload(call: &Call<'_>, privacy: &Privacy) -> Result<(SpoolEntry, Box<d
         payload,
         reason: String::new(),
     };
-    Ok((entry, adapter))
+    Ok(Accepted { entry, event, adapter })
 }
 
 /// Stores an accepted event, or spools it; then replays the spool if the
 /// store is healthy. Never loses the event: the error case has spooled it.
-pub fn deliver(call: &Call<'_>, entry: SpoolEntry, adapter: &dyn Adapter) -> Result<Outcome, Failure> {
+pub fn deliver(call: &Call<'_>, accepted: Accepted) -> Result<Outcome, Failure> {
+    let Accepted { entry, event, adapter } = accepted;
     let loaded = call.loaded;
     let spool = Spool::new(&loaded.home);
     let deadline = call.started + Duration::from_millis(loaded.config.hook.deadline_ms);
-    let event =
-        adapter.parse(Some(&entry.event), entry.payload.clone()).map_err(|e| Failure { message: format!("{e:#}") })?;
     if !records(loaded, &event.kind) {
         return Ok(Outcome::default());
     }
@@ -235,11 +243,11 @@ pub fn revive_dead_letters(loaded: &Loaded, spool: &Spool, privacy: &Privacy) ->
             stdin: &bytes,
             started: Instant::now(),
         };
-        let Ok((entry, adapter)) = read_payload(&call, privacy) else {
+        let Ok(mut accepted) = read_payload(&call, privacy) else {
             continue;
         };
-        let entry = SpoolEntry { received_at: letter.received_at, ..entry };
-        if deliver(&call, entry, adapter.as_ref()).is_ok() {
+        accepted.entry.received_at = letter.received_at;
+        if deliver(&call, accepted).is_ok() {
             spool.remove_dead_letter(&letter)?;
             revived += 1;
         }

@@ -61,12 +61,13 @@ fn hook_event(memory: &Memory, input: HookEventInput) -> Result<HookEventOutput,
     let stdin = serde_json::to_vec(&input.payload).map_err(anyhow::Error::from)?;
     let call = Call { loaded: &memory.loaded, client, event: Some(event), stdin: &stdin, started: Instant::now() };
     let failed = |failure: hooks::Failure| ToolError(failure.message);
-    let (entry, adapter) = hooks::accept(&call, &memory.privacy).map_err(failed)?;
-    let event = entry.event.clone();
-    let outcome = hooks::deliver(&call, entry, adapter.as_ref()).map_err(failed)?;
+    let accepted = hooks::accept(&call, &memory.privacy).map_err(failed)?;
+    let event = accepted.entry.event.clone();
+    let adapter_name = accepted.adapter.name().to_owned();
+    let outcome = hooks::deliver(&call, accepted).map_err(failed)?;
     Ok(HookEventOutput {
         event,
-        client: adapter.name().to_owned(),
+        client: adapter_name,
         stdout: outcome.stdout,
         warning: (!outcome.warnings.is_empty()).then(|| outcome.warnings.join("; ")),
     })
