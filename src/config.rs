@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::store::IndexMode;
 
@@ -39,7 +39,7 @@ pub struct Config {
 }
 
 /// Which summarizer runs at SessionEnd.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Summarize {
     /// "builtin", or the name of a plugin whose role is "summarizer".
@@ -54,7 +54,7 @@ impl Default for Summarize {
 }
 
 /// What a plugin does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
     /// Turns events (ModelResponse, FileChanged, ...) into observations.
@@ -76,7 +76,7 @@ impl Role {
 }
 
 /// One `[[plugins]]` entry.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginDecl {
     /// A unique name, used in logs and by `[summarize] summarizer`.
@@ -102,7 +102,7 @@ pub struct PluginDecl {
 }
 
 /// What one call of a plugin may use.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Wall-clock time per call, in milliseconds. Default: 500.
@@ -120,7 +120,7 @@ impl Default for Limits {
 }
 
 /// What a plugin may reach beyond its own memory. Default: nothing.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Grants {
     /// Host directories the plugin may read, at the same path inside it.
@@ -140,7 +140,7 @@ impl PluginDecl {
 }
 
 /// What is recorded, and how much of it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Capture {
     /// Characters kept of a prompt. Default: 8000.
@@ -186,6 +186,9 @@ pub struct Hook {
     /// A hook finishes within this many milliseconds, spooling what it could
     /// not store. Default: 3000. `TRAE_MEM_DEADLINE_MS` overrides it.
     pub deadline_ms: u64,
+    /// How long a hook waits for a database that another process is
+    /// writing before it spools the event instead. Default: 250.
+    pub lock_wait_ms: u64,
 }
 
 /// How search works.
@@ -225,7 +228,7 @@ impl Default for ContextSettings {
 
 impl Default for Hook {
     fn default() -> Self {
-        Self { deadline_ms: 3000 }
+        Self { deadline_ms: 3000, lock_wait_ms: 250 }
     }
 }
 
@@ -250,6 +253,28 @@ impl Search {
             return Ok(None);
         }
         wanted.parse().map(Some)
+    }
+}
+
+/// The settings that decide what an event becomes: resolved once, when the
+/// event is accepted, and kept with it should it be spooled, so that a later
+/// replay in another project or process stores it exactly as it would have
+/// been stored now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IngestSettings {
+    pub capture: Capture,
+    pub summarize: Summarize,
+    pub plugins: Vec<PluginDecl>,
+}
+
+impl Config {
+    /// This config's settings for ingest.
+    pub fn ingest_settings(&self) -> IngestSettings {
+        IngestSettings {
+            capture: self.capture.clone(),
+            summarize: self.summarize.clone(),
+            plugins: self.plugins.clone(),
+        }
     }
 }
 

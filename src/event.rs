@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The lifecycle events trae-mem handles itself.
@@ -92,5 +93,32 @@ impl Event {
             reason: None,
             payload,
         }
+    }
+}
+
+/// Where an event arrived from, as the hook's process saw it: read from the
+/// environment once, when the event is accepted, and never again, so that
+/// storing it later (from the spool, or a dead letter revived) files it
+/// under the project it came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The project root the client named in its environment (Claude Code's
+    /// `CLAUDE_PROJECT_DIR`); it wins over the payload's `cwd`, which can
+    /// wander into subdirectories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_dir: Option<PathBuf>,
+    /// The hook process's working directory: the last resort.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+}
+
+impl Origin {
+    /// The directory that decides `event`'s project.
+    pub fn project_dir_of(&self, event: &Event) -> PathBuf {
+        self.project_dir
+            .clone()
+            .or_else(|| event.project_dir.clone())
+            .or_else(|| self.cwd.clone())
+            .unwrap_or_else(|| PathBuf::from("."))
     }
 }

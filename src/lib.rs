@@ -7,12 +7,13 @@
 pub mod adapters;
 pub mod config;
 pub mod event;
-pub mod hooks;
+pub mod ingest;
 pub mod install;
 pub mod mcp;
 pub mod plugins;
 pub mod privacy;
 pub mod project;
+pub mod recall;
 pub mod store;
 pub mod summarize;
 pub mod text;

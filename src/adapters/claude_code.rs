@@ -35,10 +35,13 @@ impl Adapter for ClaudeCode {
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {
-        // Claude Code runs hooks with CLAUDE_PROJECT_DIR set to the project
-        // root; `cwd` can wander into subdirectories mid-session.
-        let project_dir = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()).map(PathBuf::from);
-        parse_shape(self.name(), event, payload, project_dir)
+        parse_shape(self.name(), event, payload)
+    }
+
+    /// Claude Code runs hooks with CLAUDE_PROJECT_DIR set to the project
+    /// root; `cwd` can wander into subdirectories mid-session.
+    fn project_dir_from_env(&self) -> Option<PathBuf> {
+        std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()).map(PathBuf::from)
     }
 
     fn context_output(&self, event: &Event, context: &str) -> Option<String> {
@@ -47,18 +50,12 @@ impl Adapter for ClaudeCode {
 }
 
 /// Builds the Event from a payload in Claude Code's shape, for `client`.
-/// `project_dir` overrides the payload's `cwd`.
-pub(super) fn parse_shape(
-    client: &str,
-    event: Option<&str>,
-    payload: Value,
-    project_dir: Option<PathBuf>,
-) -> Result<Event> {
+pub(super) fn parse_shape(client: &str, event: Option<&str>, payload: Value) -> Result<Event> {
     let wire: Wire = wire(&payload)?;
     let name = event_name(event, wire.hook_event_name, "hook_event_name")?;
     Ok(Event {
         session_id: wire.session_id,
-        project_dir: project_dir.or_else(|| wire.cwd.map(PathBuf::from)),
+        project_dir: wire.cwd.map(PathBuf::from),
         source: wire.source,
         prompt: wire.prompt,
         tool_name: wire.tool_name,

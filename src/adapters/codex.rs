@@ -17,7 +17,7 @@ impl Adapter for Codex {
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {
-        parse_shape(self.name(), event, payload, None)
+        parse_shape(self.name(), event, payload)
     }
 
     fn context_output(&self, event: &Event, context: &str) -> Option<String> {

@@ -26,6 +26,12 @@ pub trait Adapter {
     /// otherwise the payload names it.
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event>;
 
+    /// The project root this client names in the hook's environment, if
+    /// it does. Read once, when an event is accepted (see `event::Origin`).
+    fn project_dir_from_env(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// The stdout that gives `context` to the agent after `event`, if this
     /// client reads context there.
     fn context_output(&self, event: &Event, context: &str) -> Option<String>;

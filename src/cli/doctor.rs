@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::Env;
 use super::install::this_binary;
 use trae_mem::config::{self, Loaded};
-use trae_mem::hooks::Spool;
+use trae_mem::ingest::Spool;
 use trae_mem::install::{self, Target};
 use trae_mem::plugins::Plugins;
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
@@ -135,7 +135,7 @@ fn database(loaded: &Loaded) -> Check {
 }
 
 fn plugins(loaded: &Loaded) -> Vec<Check> {
-    let plugins = Plugins::new(&loaded.config, &loaded.home, true);
+    let plugins = Plugins::of(&loaded.config, &loaded.home, true);
     plugins
         .all()
         .iter()

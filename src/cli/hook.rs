@@ -11,7 +11,7 @@ use clap::Args;
 use super::Env;
 use trae_mem::adapters::{self, Adapter};
 use trae_mem::config;
-use trae_mem::hooks::{self, Call, Spool, SpoolEntry};
+use trae_mem::ingest::{self, Ingest, Spool, SpoolEntry};
 use trae_mem::privacy::Privacy;
 
 /// Record one lifecycle event from a coding agent.
@@ -52,42 +52,60 @@ impl Cmd {
         let loaded = match env.load_config() {
             Ok(loaded) => loaded,
             Err(err) => {
-                problems.push(format!("{err:#} (recorded with default settings)"));
+                problems.push(Problem::BrokenConfig(format!("{err:#} (recorded with default settings)")));
                 match config::defaults(env.home.as_deref()) {
                     Ok(defaults) => defaults,
                     Err(err) => return fail(adapter.as_ref(), &format!("{err:#}")),
                 }
             }
         };
-        let privacy = hooks::privacy(&loaded).unwrap_or_else(|err| {
-            problems.push(format!("{err:#} (redacting with the built-in patterns only)"));
+        let privacy = ingest::privacy(&loaded).unwrap_or_else(|err| {
+            problems.push(Problem::BrokenConfig(format!("{err:#} (redacting with the built-in patterns only)")));
             Privacy::new(true, &[]).expect("no user patterns")
         });
 
-        let call = Call { loaded: &loaded, client: &self.client, event: self.event.as_deref(), stdin: &stdin, started };
-        let accepted = match hooks::accept(&call, &privacy) {
+        let ingest = Ingest::new(&loaded, &privacy);
+        let accepted = match ingest.accept_bytes(&self.client, self.event.as_deref(), &stdin) {
             Ok(accepted) => accepted,
             Err(failure) => return fail(adapter.as_ref(), &failure.message),
         };
         let deadline = started + Duration::from_millis(loaded.config.hook.deadline_ms);
-        let done = watchdog(deadline, Spool::new(&loaded.home), accepted.entry.clone(), adapter.idle_output());
-        let result = hooks::deliver(&call, accepted);
+        let entry = accepted.spool_entry("the hook's deadline passed");
+        let done = watchdog(deadline, Spool::new(&loaded.home), entry, adapter.idle_output());
+        let result = ingest.deliver(accepted, started);
         done.store(true, Ordering::SeqCst);
         match result {
             Ok(outcome) => {
                 answer(outcome.stdout.or_else(|| adapter.idle_output()));
-                problems.extend(outcome.warnings.into_iter().map(|w| format!("warning: {w}")));
+                problems.extend(outcome.warnings.into_iter().map(Problem::Warning));
                 for problem in &problems {
                     eprintln!("trae-mem: {problem}");
                 }
                 // Exit 1 for a broken config so the user hears of it; the event is stored.
-                if problems.iter().any(|p| !p.starts_with("warning:")) {
+                if problems.iter().any(|p| matches!(p, Problem::BrokenConfig(_))) {
                     ExitCode::from(adapter.failure_exit_code())
                 } else {
                     ExitCode::SUCCESS
                 }
             }
             Err(failure) => fail(adapter.as_ref(), &failure.message),
+        }
+    }
+}
+
+/// Something a hook says on stderr, though its event was stored.
+enum Problem {
+    /// Worth knowing, nothing to fix now (a busy database, a plugin that failed).
+    Warning(String),
+    /// The user's settings could not be used: the hook says so with its exit code.
+    BrokenConfig(String),
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Warning(text) => write!(f, "warning: {text}"),
+            Problem::BrokenConfig(text) => f.write_str(text),
         }
     }
 }

@@ -69,7 +69,7 @@ struct Checked {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let loaded = env.load_config()?;
-        let plugins = Plugins::new(&loaded.config, &loaded.home, true);
+        let plugins = Plugins::of(&loaded.config, &loaded.home, true);
         match self.action {
             Action::List { json } => {
                 let listed: Vec<Listed> = plugins
@@ -144,7 +144,8 @@ impl Cmd {
                     Role::EventHandler => output::json(&plugins.handle(plugin, &event, &input)?),
                     Role::Sampler => {
                         let tool = payload["tool_name"].as_str().unwrap_or("Bash");
-                        let output_text = trae_mem::hooks::record::response_text(&payload["tool_response"], usize::MAX);
+                        let output_text =
+                            trae_mem::ingest::record::response_text(&payload["tool_response"], usize::MAX);
                         let budget = loaded.config.capture.tool_response_chars;
                         output::json(&plugins.sample(
                             plugin,

@@ -98,7 +98,7 @@ impl Cmd {
             table.row(vec![
                 styled(format!("#{}", hit.id), Style::Cyan),
                 styled(timefmt::local_minute(hit.ts), Style::Dim),
-                plain(hit.kind.clone()),
+                plain(hit.kind.to_string()),
                 plain(hit.tool.clone().unwrap_or_default()),
                 plain(output::marks(&hit.snippet, colour)),
             ]);

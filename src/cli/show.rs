@@ -49,7 +49,7 @@ impl Cmd {
             table.row(vec![
                 output::styled(format!("#{}", obs.id), Style::Cyan),
                 output::styled(timefmt::local_clock(obs.ts), Style::Dim),
-                output::plain(obs.kind.clone()),
+                output::plain(obs.kind.to_string()),
                 output::plain(obs.tool.clone().unwrap_or_default()),
                 output::plain(output::one_line(&obs.content, 120)),
             ]);

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::Env;
 use super::output::{self, Style, paint};
-use trae_mem::hooks::{self, DeadLetter, Spool, SpoolEntry};
+use trae_mem::ingest::{self, DeadLetter, Ingest, Spool, SpoolEntry};
 use trae_mem::timefmt;
 
 /// Show or store events that are waiting.
@@ -75,8 +75,10 @@ impl Cmd {
                 Ok(())
             }
             Action::Replay { json } => {
-                let mut report = hooks::replay(&loaded, &spool, None)?;
-                report.revived = hooks::revive_dead_letters(&loaded, &spool, &hooks::privacy(&loaded)?)?;
+                let privacy = ingest::privacy(&loaded)?;
+                let ingest = Ingest::new(&loaded, &privacy);
+                let mut report = ingest.replay(&spool, None)?;
+                report.revived = ingest.revive_dead_letters(&spool)?;
                 if json {
                     return output::json(&report);
                 }

@@ -4,13 +4,14 @@ use anyhow::{Result, bail};
 use clap::Args;
 
 use super::Env;
-use trae_mem::hooks::record;
+use trae_mem::ingest::{self, Ingest};
 use trae_mem::store::now_ms;
 
 /// Summarize a session again, replacing its summaries.
 ///
-/// Useful after a summarizer change, or for a session that never ended.
-/// Prints the new summaries.
+/// Useful after a summarizer change, or for a session that never ended. Uses the configured
+/// summarizer (`[summarize] summarizer`), as a SessionEnd hook does, falling back on the built-in
+/// one. Prints who wrote them, then the new summaries.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The session's id, or the start of it.
@@ -19,12 +20,18 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, mut store) = env.open()?;
+        let (loaded, mut store) = env.open()?;
+        let privacy = ingest::privacy(&loaded)?;
         let session = store.session(&self.session)?;
-        if !store.write(|w| record::summarize_session(w, &session.id, now_ms()))? {
+        let (summaries, summarized) = Ingest::new(&loaded, &privacy).summarize(&mut store, &session.id, now_ms())?;
+        if !summarized.written {
             bail!("session {} has nothing public to summarize", session.id);
         }
-        for summary in store.summaries(&session.id)? {
+        if let Some(warning) = &summarized.warning {
+            eprintln!("trae-mem: warning: {warning}");
+        }
+        println!("summarized by {}\n", summarized.by);
+        for summary in summaries {
             println!("{} summary:\n{}\n", summary.level.as_str(), summary.content);
         }
         Ok(())

@@ -38,7 +38,7 @@ impl Cmd {
                 marker,
                 styled(format!("#{}", obs.id), Style::Cyan),
                 styled(timefmt::local_clock(obs.ts), Style::Dim),
-                plain(obs.kind.clone()),
+                plain(obs.kind.to_string()),
                 plain(obs.tool.clone().unwrap_or_default()),
                 plain(output::one_line(&obs.content, 120)),
             ]);

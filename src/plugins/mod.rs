@@ -57,8 +57,14 @@ pub struct Plugins<'a> {
 }
 
 impl<'a> Plugins<'a> {
-    pub fn new(config: &'a Config, home: &'a Path, may_compile: bool) -> Self {
-        Self { decls: &config.plugins, summarizer: &config.summarize.summarizer, home, may_compile }
+    /// The plugins `decls`, of which `summarizer` (or "builtin") writes summaries.
+    pub fn new(decls: &'a [PluginDecl], summarizer: &'a str, home: &'a Path, may_compile: bool) -> Self {
+        Self { decls, summarizer, home, may_compile }
+    }
+
+    /// The plugins a config declares.
+    pub fn of(config: &'a Config, home: &'a Path, may_compile: bool) -> Self {
+        Self::new(&config.plugins, &config.summarize.summarizer, home, may_compile)
     }
 
     pub fn all(&self) -> &'a [PluginDecl] {
@@ -172,7 +178,7 @@ impl<'a> Plugins<'a> {
             .map(|o| types::Recorded {
                 id: o.id,
                 ts: o.ts,
-                kind: o.kind.clone(),
+                kind: o.kind.to_string(),
                 tool: o.tool.clone(),
                 content: o.content.clone(),
                 tags: o.tags.clone(),
@@ -229,6 +235,11 @@ impl<'a> Plugins<'a> {
         match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(message)) => bail!("plugin {}: returned an error: {message}", plugin.name),
+            Err(_) if state.memory_exceeded() => bail!(
+                "plugin {}: tried to use more than its limit of {} MB of memory and was stopped",
+                plugin.name,
+                plugin.limits.memory_mb
+            ),
             Err(err) => Err(explain_trap(plugin, err)),
         }
     }
@@ -239,13 +250,6 @@ fn explain_trap(plugin: &PluginDecl, err: wasmtime::Error) -> anyhow::Error {
     let name = &plugin.name;
     if err.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
         return anyhow!("plugin {name}: took longer than its limit of {} ms and was stopped", plugin.limits.timeout_ms);
-    }
-    let text = format!("{err:?}");
-    if text.contains("forcing trap when growing memory") {
-        return anyhow!(
-            "plugin {name}: tried to use more than its limit of {} MB of memory and was stopped",
-            plugin.limits.memory_mb
-        );
     }
     anyhow!("plugin {name}: crashed (trap): {}", crate::text::clip(&format!("{err:#}"), 500))
 }

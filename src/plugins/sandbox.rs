@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -56,7 +56,7 @@ pub fn runtime() -> Result<&'static Runtime> {
 pub struct State {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    limits: MemoryLimit,
     config_json: String,
     /// Lines the plugin logged through `host.log`.
     pub logged: Vec<(host::Level, String)>,
@@ -83,7 +83,39 @@ impl host::Host for State {
     }
 }
 
+/// The plugin's memory limit, which remembers being hit: how the host
+/// tells a memory overrun from any other trap.
+struct MemoryLimit {
+    bytes: usize,
+    exceeded: bool,
+}
+
+impl ResourceLimiter for MemoryLimit {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        if desired > self.bytes {
+            self.exceeded = true;
+            // An error, not `false`: the plugin traps at once instead of
+            // seeing a failed allocation it might survive in a bad state.
+            wasmtime::bail!("the plugin asked for {desired} bytes of memory, over its limit of {}", self.bytes);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= TABLE_ELEMENTS)
+    }
+}
+
+/// The most elements in one of a plugin's tables (function references):
+/// far more than a real plugin needs, small next to its memory limit.
+const TABLE_ELEMENTS: usize = 1 << 20;
+
 impl State {
+    /// Whether the call was stopped for asking more memory than its limit.
+    pub fn memory_exceeded(&self) -> bool {
+        self.limits.exceeded
+    }
+
     /// What the plugin wrote to stdout and stderr.
     pub fn output(&self) -> (String, String) {
         let text = |pipe: &MemoryOutputPipe| String::from_utf8_lossy(&pipe.contents()).into_owned();
@@ -131,7 +163,7 @@ pub fn store(runtime: &Runtime, plugin: &PluginDecl) -> Result<Store<State>> {
             .with_context(|| format!("cannot grant {}: is it a directory?", dir.display()))?;
     }
     let memory = usize::try_from(plugin.limits.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
-    let limits = StoreLimitsBuilder::new().memory_size(memory).trap_on_grow_failure(true).build();
+    let limits = MemoryLimit { bytes: memory, exceeded: false };
     let config_json = serde_json::to_string(&plugin.config)?;
     let state = State {
         wasi: wasi.build(),

@@ -24,6 +24,8 @@ use std::str::FromStr;
 use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 
+use super::tokenizer::Support;
+
 /// Which full-text index a store uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexMode {
@@ -71,41 +73,26 @@ CREATE VIEW observations_fts_src AS
 /// far smaller, so it never reaches this.
 const HASH_SIZE: usize = 32 << 20;
 
-/// Creates the index objects for `wanted`, falling back to the next mode when
-/// this SQLite lacks the tokenizer or FTS5 itself. Returns the mode created.
-pub fn create(conn: &Connection, wanted: IndexMode) -> Result<IndexMode> {
-    let mut mode = wanted;
-    loop {
-        let options = match mode {
-            IndexMode::Trigram => "tokenize='trae_mem', detail='none', columnsize=0",
-            IndexMode::Unicode61 => "tokenize='unicode61 remove_diacritics 2'",
-            IndexMode::Like => return Ok(IndexMode::Like),
-        };
-        // Savepoints keep a failed attempt from leaving half its objects behind.
-        conn.execute_batch("SAVEPOINT create_index")?;
-        let sql = format!(
-            "{SOURCE_VIEW}
-             CREATE VIRTUAL TABLE observations_fts USING fts5(
-                 content, content='observations_fts_src', content_rowid='id', {options});
-             CREATE VIRTUAL TABLE observations_fts_vocab USING fts5vocab(observations_fts, row);
-             INSERT INTO observations_fts(observations_fts, rank) VALUES ('hashsize', {HASH_SIZE});"
-        );
-        match conn.execute_batch(&sql) {
-            Ok(()) => {
-                conn.execute_batch("RELEASE create_index")?;
-                return Ok(mode);
-            }
-            Err(err) => {
-                conn.execute_batch("ROLLBACK TO create_index; RELEASE create_index")?;
-                let message = err.to_string();
-                mode = match mode {
-                    IndexMode::Trigram if message.contains("tokenize") => IndexMode::Unicode61,
-                    _ if message.contains("no such module") => IndexMode::Like,
-                    _ => return Err(err.into()),
-                };
-            }
-        }
-    }
+/// Creates the index objects for `wanted`, or for the best mode this
+/// SQLite supports when it cannot do that one. Returns the mode created.
+pub fn create(conn: &Connection, wanted: IndexMode, support: Support) -> Result<IndexMode> {
+    let mode = match (wanted, support) {
+        (_, Support::NoFts5) | (IndexMode::Like, _) => return Ok(IndexMode::Like),
+        (IndexMode::Trigram, Support::Trigram) => IndexMode::Trigram,
+        _ => IndexMode::Unicode61,
+    };
+    let options = match mode {
+        IndexMode::Trigram => "tokenize='trae_mem', detail='none', columnsize=0",
+        _ => "tokenize='unicode61 remove_diacritics 2'",
+    };
+    conn.execute_batch(&format!(
+        "{SOURCE_VIEW}
+         CREATE VIRTUAL TABLE observations_fts USING fts5(
+             content, content='observations_fts_src', content_rowid='id', {options});
+         CREATE VIRTUAL TABLE observations_fts_vocab USING fts5vocab(observations_fts, row);
+         INSERT INTO observations_fts(observations_fts, rank) VALUES ('hashsize', {HASH_SIZE});"
+    ))?;
+    Ok(mode)
 }
 
 /// Whether the index was made by an older trae-mem and should be rebuilt:
@@ -142,14 +129,17 @@ pub fn add(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result
     Ok(())
 }
 
-/// Merges the index's segments into one. A bulk import leaves many large
-/// segments behind; left alone, FTS5 would merge them during some later
-/// hook's small write, which would then take hundreds of milliseconds.
-pub fn optimize(conn: &Connection, mode: IndexMode) -> Result<()> {
-    if mode != IndexMode::Like {
-        conn.execute("INSERT INTO observations_fts(observations_fts) VALUES ('optimize')", [])?;
+/// Does one bounded step of FTS5's segment merging (`pages` leaf pages at
+/// most), so that hooks later find a tidy index without one long lock.
+/// Returns whether there was work to do.
+pub fn merge_step(conn: &Connection, mode: IndexMode, pages: u32) -> Result<bool> {
+    if mode == IndexMode::Like {
+        return Ok(false);
     }
-    Ok(())
+    let before = conn.total_changes();
+    conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('merge', ?1)", [pages])?;
+    // FTS5's documented way to tell: a merge that did nothing changes nothing.
+    Ok(conn.total_changes() > before + 1)
 }
 
 /// Re-reads every public observation into the index.

@@ -26,7 +26,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
 pub use index::IndexMode;
-pub use model::{Observation, Session, SessionDetail, Summary, SummaryLevel};
+pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel};
 pub use search::{Filters, SearchHit, SearchRequest};
 pub use timeline::Timeline;
 pub use transfer::{ExportRecord, ImportReport};
@@ -66,6 +66,7 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     index: IndexMode,
+    busy_timeout: Duration,
 }
 
 impl Store {
@@ -86,7 +87,7 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_URI,
         )
         .with_context(|| format!("cannot open the database {}", path.display()))?;
-        conn.busy_timeout(options.busy_timeout)?;
+        wait_for_locks(&conn, options.busy_timeout);
         // Every hook is a short process whose connection is the last one to
         // close. By default SQLite would then checkpoint and delete the WAL
         // on every call (fsyncs, and the next process recreates the files);
@@ -97,11 +98,11 @@ impl Store {
         // text, and copying every page through read() was a quarter of a
         // path query's time.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA mmap_size = 1073741824;")?;
-        tokenizer::register(&conn)?;
+        let support = tokenizer::register(&conn)?;
         let mut conn = conn;
-        let index = schema::migrate(&mut conn, options.index, options.may_rebuild_index)
+        let index = schema::migrate(&mut conn, options.index, options.may_rebuild_index, support)
             .with_context(|| format!("cannot prepare the database {}", path.display()))?;
-        Ok(Self { conn, path: path.to_owned(), index })
+        Ok(Self { conn, path: path.to_owned(), index, busy_timeout: options.busy_timeout })
     }
 
     /// The file this store lives in.
@@ -133,9 +134,13 @@ impl Store {
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
-            // Busy (another process is in the middle of something) is fine:
-            // a later call will do it.
-            self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            // A TRUNCATE checkpoint waits for every writer and reader to
+            // finish: beside a running import, that is every time. So it
+            // does not wait here; busy is fine, and a later call will do it.
+            wait_for_locks(&self.conn, Duration::ZERO);
+            let checkpointed = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            wait_for_locks(&self.conn, self.busy_timeout);
+            checkpointed?;
         }
         Ok(())
     }
@@ -152,6 +157,30 @@ impl Store {
             problems.push(format!("full-text index: {err}"));
         }
         Ok(problems)
+    }
+}
+
+/// How often a connection that finds the database locked tries again.
+const LOCK_POLL: Duration = Duration::from_millis(1);
+
+/// Makes `conn` wait up to `wait` for another process's lock, trying again
+/// every millisecond. SQLite's own busy timeout backs off to 100 ms between
+/// tries, and a writer that commits in short batches (an import) takes the
+/// lock back within microseconds, so a hook could sleep through every gap
+/// and wait its whole timeout. A short poll takes the next gap.
+fn wait_for_locks(conn: &Connection, wait: Duration) {
+    unsafe extern "C" fn poll(max_polls: *mut std::ffi::c_void, polls: std::ffi::c_int) -> std::ffi::c_int {
+        if polls as usize >= max_polls as usize {
+            return 0;
+        }
+        std::thread::sleep(LOCK_POLL);
+        1
+    }
+    // The number of polls rides in the callback's pointer: no allocation to
+    // keep alive beside the connection.
+    let max_polls = (wait.as_micros() / LOCK_POLL.as_micros()) as usize;
+    unsafe {
+        rusqlite::ffi::sqlite3_busy_handler(conn.handle(), Some(poll), max_polls as *mut std::ffi::c_void);
     }
 }
 

@@ -25,12 +25,89 @@ pub struct Observation {
     pub session_id: String,
     /// Unix milliseconds.
     pub ts: i64,
-    pub kind: String,
+    pub kind: Kind,
     pub tool: Option<String>,
     /// `[PRIVATE]` when the row is private, except in exports.
     pub content: String,
     pub private: bool,
     pub tags: Vec<String>,
+}
+
+/// What an observation records. The built-in kinds, and any kind a plugin
+/// names. On the wire (JSON, SQL, exports) it is the bare string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// What the user asked.
+    User,
+    /// A tool call and its result.
+    Tool,
+    /// Something that happened: a tool about to run, a turn's end, an event.
+    Note,
+    Decision,
+    /// A tool call that failed.
+    Error,
+    /// The model's answer.
+    Response,
+    /// A kind a plugin (or `trae_mem_log`) named.
+    Other(String),
+}
+
+impl Kind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Kind::User => "user",
+            Kind::Tool => "tool",
+            Kind::Note => "note",
+            Kind::Decision => "decision",
+            Kind::Error => "error",
+            Kind::Response => "response",
+            Kind::Other(name) => name,
+        }
+    }
+}
+
+impl From<&str> for Kind {
+    fn from(name: &str) -> Self {
+        match name {
+            "user" => Kind::User,
+            "tool" => Kind::Tool,
+            "note" => Kind::Note,
+            "decision" => Kind::Decision,
+            "error" => Kind::Error,
+            "response" => Kind::Response,
+            other => Kind::Other(other.to_owned()),
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Kind::from(<std::borrow::Cow<'de, str>>::deserialize(deserializer)?.as_ref()))
+    }
+}
+
+impl rusqlite::ToSql for Kind {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for Kind {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        value.as_str().map(Kind::from)
+    }
 }
 
 /// How detailed a summary is.

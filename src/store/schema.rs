@@ -5,9 +5,10 @@ use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use super::index::{self, IndexMode};
+use super::tokenizer::Support;
 
 /// Each entry moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql"), include_str!("migrations/0002_ingested.sql")];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -18,7 +19,12 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// defines it differently) reads every row, which can take longer than a
 /// hook may. Without `may_rebuild` the index stays as it is, still usable,
 /// for the next command to rebuild.
-pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>, may_rebuild: bool) -> Result<IndexMode> {
+pub fn migrate(
+    conn: &mut Connection,
+    wanted_index: Option<IndexMode>,
+    may_rebuild: bool,
+    support: Support,
+) -> Result<IndexMode> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if version > SCHEMA_VERSION {
         bail!(
@@ -39,7 +45,7 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>, may_rebui
             tx.execute_batch(sql)?;
         }
         if version == 0 {
-            let mode = index::create(&tx, wanted_index.unwrap_or(IndexMode::Trigram))?;
+            let mode = index::create(&tx, wanted_index.unwrap_or(IndexMode::Trigram), support)?;
             set_meta(&tx, "index_mode", mode.as_str())?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -57,7 +63,7 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>, may_rebui
     match rebuild_as {
         Some(wanted) => {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mode = recreate_index(&tx, wanted)?;
+            let mode = recreate_index(&tx, wanted, support)?;
             tx.commit()?;
             Ok(mode)
         }
@@ -67,9 +73,9 @@ pub fn migrate(conn: &mut Connection, wanted_index: Option<IndexMode>, may_rebui
 
 /// Replaces the index with a new one of `wanted` mode (or the next best),
 /// built from every public observation.
-fn recreate_index(conn: &Connection, wanted: IndexMode) -> Result<IndexMode> {
+fn recreate_index(conn: &Connection, wanted: IndexMode, support: Support) -> Result<IndexMode> {
     index::drop(conn)?;
-    let mode = index::create(conn, wanted)?;
+    let mode = index::create(conn, wanted, support)?;
     index::rebuild(conn, mode)?;
     set_meta(conn, "index_mode", mode.as_str())?;
     Ok(mode)

@@ -6,7 +6,7 @@ use rusqlite::types::Value;
 use serde::Serialize;
 
 use super::query::{self, Term};
-use super::{IndexMode, Store, snippet};
+use super::{IndexMode, Kind, Store, snippet};
 
 /// Narrows a search (or a listing) to part of the store.
 #[derive(Debug, Clone, Default)]
@@ -39,7 +39,7 @@ pub struct SearchHit {
     pub project: String,
     /// Unix milliseconds.
     pub ts: i64,
-    pub kind: String,
+    pub kind: Kind,
     pub tool: Option<String>,
     /// An excerpt with matches between « and ».
     pub snippet: String,
@@ -107,7 +107,7 @@ struct Row {
     session_id: String,
     project: String,
     ts: i64,
-    kind: String,
+    kind: Kind,
     tool: Option<String>,
     content: String,
 }

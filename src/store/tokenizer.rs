@@ -26,14 +26,29 @@ use anyhow::{Result, bail};
 use rusqlite::{Connection, ffi};
 use rustc_hash::FxHashSet;
 
-/// Registers the tokenizer on `conn`. Returns false, registering nothing,
-/// when this SQLite has no FTS5 (the index then falls back to `LIKE`).
-pub fn register(conn: &Connection) -> Result<bool> {
+/// What this SQLite's full-text search offers, which decides the index
+/// modes a store can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// No FTS5: only a `LIKE` scan.
+    NoFts5,
+    /// FTS5 without its trigram tokenizer: word tokens only.
+    Words,
+    /// FTS5 with trigrams, and the `trae_mem` tokenizer registered.
+    Trigram,
+}
+
+/// Registers the tokenizer on `conn`, where this SQLite can run it, and
+/// says what full-text search it offers.
+pub fn register(conn: &Connection) -> Result<Support> {
     // SAFETY: the handle stays valid while `conn` is borrowed, and this
     // module is the only code that touches FTS5's C interface.
     unsafe {
         let db = conn.handle();
-        let Some(api) = fts5_api(db) else { return Ok(false) };
+        let Some(api) = fts5_api(db) else { return Ok(Support::NoFts5) };
+        if !has_trigram(api) {
+            return Ok(Support::Words);
+        }
         let Some(create) = (*api).xCreateTokenizer else { bail!("FTS5 offers no way to add a tokenizer") };
         let mut methods =
             ffi::fts5_tokenizer { xCreate: Some(create_wrapper), xDelete: Some(delete), xTokenize: Some(tokenize) };
@@ -43,7 +58,18 @@ pub fn register(conn: &Connection) -> Result<bool> {
             bail!("cannot register the trae_mem tokenizer (SQLite error {rc})");
         }
     }
-    Ok(true)
+    Ok(Support::Trigram)
+}
+
+/// Whether FTS5 has its built-in trigram tokenizer, which `trae_mem` wraps.
+unsafe fn has_trigram(api: *mut ffi::fts5_api) -> bool {
+    // SAFETY: `api` is FTS5's live API; looking a tokenizer up creates nothing.
+    unsafe {
+        let Some(find) = (*api).xFindTokenizer else { return false };
+        let mut tokenizer = ffi::fts5_tokenizer { xCreate: None, xDelete: None, xTokenize: None };
+        let mut user_data = null_mut();
+        find(api, c"trigram".as_ptr(), &mut user_data, &mut tokenizer) == ffi::SQLITE_OK
+    }
 }
 
 /// FTS5's API, asked for the documented way: `SELECT fts5(?1)` with a
@@ -228,7 +254,7 @@ mod tests {
     /// An in-memory table `t` indexed with this tokenizer, holding `rows`.
     fn indexed(rows: &[&str]) -> Connection {
         let conn = Connection::open_in_memory().unwrap();
-        assert!(register(&conn).unwrap());
+        assert_eq!(register(&conn).unwrap(), Support::Trigram);
         conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem', detail='none');").unwrap();
         for text in rows {
             conn.execute("INSERT INTO t(x) VALUES (?1)", [text]).unwrap();

@@ -2,6 +2,7 @@
 //! private flags and private content included (it is the user's own file).
 
 use std::io::{BufRead, Write};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -40,8 +41,17 @@ pub struct ImportReport {
     pub duplicates: u64,
 }
 
-/// How many records one import transaction holds.
-const BATCH: usize = 10_000;
+/// How long one import transaction may hold the write lock: a hook that
+/// arrives meanwhile waits at most about this long (it tries again every
+/// millisecond, see `store::wait_for_locks`).
+const BATCH_TIME: Duration = Duration::from_millis(25);
+
+/// The pause between import transactions: longer than a waiting hook's
+/// poll, so that it gets the lock before the next batch takes it.
+const BATCH_PAUSE: Duration = Duration::from_millis(2);
+
+/// Leaf pages merged per step of `tidy_index`: a few milliseconds of work.
+const MERGE_PAGES: u32 = 64;
 
 impl Store {
     /// Writes every session (of `project`, if given) with its observations
@@ -89,11 +99,13 @@ impl Store {
         let mut line = String::new();
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut in_batch = 0;
-            while in_batch < BATCH {
+            let started = Instant::now();
+            let mut finished = false;
+            while started.elapsed() < BATCH_TIME {
                 line.clear();
                 let read = input.read_line(&mut line)?;
                 if read == 0 {
+                    finished = true;
                     break;
                 }
                 bytes += read as u64;
@@ -105,17 +117,36 @@ impl Store {
                     .with_context(|| format!("line {line_no} is not a trae-mem export record"))?;
                 import_record(&Writer::new(&tx, self.index), &record, &mut report)
                     .with_context(|| format!("cannot import line {line_no}"))?;
-                in_batch += 1;
             }
             tx.commit()?;
             progress(bytes);
-            if in_batch < BATCH {
+            if finished {
                 if report.observations > 0 {
-                    index::optimize(&self.conn, self.index)?;
+                    self.tidy_index()?;
                 }
                 self.tidy_wal()?;
                 return Ok(report);
             }
+            std::thread::sleep(BATCH_PAUSE);
+        }
+    }
+
+    /// Merges the index's segments after a bulk write, in short steps, so
+    /// that a hook never inherits the merge debt (one took 290 ms) and never
+    /// waits long behind it.
+    fn tidy_index(&mut self) -> Result<()> {
+        loop {
+            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let started = Instant::now();
+            let mut more = true;
+            while more && started.elapsed() < BATCH_TIME {
+                more = index::merge_step(&tx, self.index, MERGE_PAGES)?;
+            }
+            tx.commit()?;
+            if !more {
+                return Ok(());
+            }
+            std::thread::sleep(BATCH_PAUSE);
         }
     }
 }

@@ -5,7 +5,7 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use super::{IndexMode, Observation, Store, SummaryLevel, index};
+use super::{IndexMode, Kind, Observation, Store, SummaryLevel, index};
 
 /// Identifies a client's session: the same triple always maps to the same
 /// local session, across processes and restarts.
@@ -21,7 +21,7 @@ pub struct SessionKey<'a> {
 pub struct NewObservation<'a> {
     pub session_id: &'a str,
     pub ts: i64,
-    pub kind: &'a str,
+    pub kind: &'a Kind,
     pub tool: Option<&'a str>,
     pub content: &'a str,
     pub private: bool,
@@ -54,6 +54,17 @@ impl<'a> Writer<'a> {
     /// The transaction's connection, for reads inside it.
     pub fn conn(&self) -> &Connection {
         self.conn
+    }
+
+    /// Records that the event `id` (a UUID) is being stored. Returns false
+    /// when it was stored before: the caller then stores nothing.
+    pub fn claim_event(&self, id: &str, received_at: i64) -> Result<bool> {
+        let key = uuid::Uuid::parse_str(id).map(|u| u.as_bytes().to_vec()).unwrap_or_else(|_| id.as_bytes().to_vec());
+        let inserted = self
+            .conn
+            .prepare_cached("INSERT INTO ingested(event_id, received_at) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
+            .execute(params![key, received_at])?;
+        Ok(inserted == 1)
     }
 
     /// Creates a session and returns its id.

@@ -1,234 +1,57 @@
-//! The built-in heuristic summarizer: what the user asked, what was
-//! concluded or decided, which tools did what, and what went wrong, with
-//! duplicates removed and every part clipped to fit. No model, no network:
-//! it runs inside SessionEnd's 1.5 s budget with room to spare.
+//! Summaries: the one place that chooses who writes them. Every path that
+//! summarizes (a hook's SessionEnd, `trae-mem summarize`, the MCP tool
+//! `trae_mem_end_session`) calls `session`, which asks the configured
+//! summarizer plugin and falls back on the built-in summarizer (`builtin`).
 
-use std::collections::HashSet;
+pub mod builtin;
 
-use crate::store::{Observation, PRIVATE_PLACEHOLDER};
-use crate::text::clip;
+use anyhow::Result;
 
-/// The most characters in a brief summary.
-pub const BRIEF_CHARS: usize = 900;
-/// The most characters in a detailed summary.
-pub const DETAILED_CHARS: usize = 3200;
+use crate::plugins::{Plugins, SessionFacts};
+use crate::store::{Store, SummaryLevel};
+pub use builtin::{BRIEF_CHARS, DETAILED_CHARS, Summaries};
 
-/// A brief and a detailed summary of one session.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summaries {
-    pub brief: String,
-    pub detailed: String,
+/// What summarizing a session did.
+#[derive(Debug)]
+pub struct Summarized {
+    /// False when the session has nothing public to summarize.
+    pub written: bool,
+    /// Who wrote them: "builtin" or the plugin's name.
+    pub by: String,
+    /// Why the configured plugin did not write them, when it failed.
+    pub warning: Option<String>,
 }
 
-/// Section titles, in the session's language.
-struct Labels {
-    asked: &'static str,
-    concluded: &'static str,
-    tools: &'static str,
-    errors: &'static str,
-    and_more: &'static str,
-}
-
-const ENGLISH: Labels =
-    Labels { asked: "Asked", concluded: "Concluded", tools: "Tools", errors: "Errors", and_more: "more" };
-const CHINESE: Labels =
-    Labels {
-        asked: "用户请求", concluded: "结论与决定", tools: "工具操作", errors: "错误", and_more: "更多"
+/// Summarizes a session with the summarizer `plugins` names (or the
+/// built-in one), replacing its summaries.
+pub fn session(store: &mut Store, plugins: &Plugins<'_>, session_id: &str, at: i64) -> Result<Summarized> {
+    let observations = store.session_observations(session_id, false)?;
+    // The built-in summary doubles as the test of whether anything public
+    // happened, and as the fallback.
+    let Some(builtin) = builtin::summarize(&observations) else {
+        return Ok(Summarized { written: false, by: "builtin".to_owned(), warning: None });
     };
-
-/// Summarizes a session's observations (private ones are skipped).
-/// Returns `None` when nothing public happened.
-pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
-    let public: Vec<&Observation> =
-        observations.iter().filter(|o| !o.private && o.content != PRIVATE_PLACEHOLDER).collect();
-    if public.is_empty() {
-        return None;
-    }
-    let of_kind = |kinds: &[&str]| -> Vec<&Observation> {
-        public.iter().copied().filter(|o| kinds.contains(&o.kind.as_str())).collect()
-    };
-    let asked = distinct(of_kind(&["user"]).iter().map(|o| one_line(&o.content)));
-    let concluded = distinct(of_kind(&["response", "decision"]).iter().map(|o| one_line(&o.content)));
-    let tool_rows = of_kind(&["tool"]);
-    let actions =
-        distinct(tool_rows.iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("tool"), action(&o.content))));
-    let errors = distinct(
-        of_kind(&["error"])
-            .iter()
-            .map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("error"), failure(&o.content))),
-    );
-
-    let labels = if mostly_chinese(&asked) { &CHINESE } else { &ENGLISH };
-    let tool_counts = tool_tally(&tool_rows);
-
-    let mut brief = Vec::new();
-    if let Some(first) = asked.first() {
-        brief.push(format!("{}: {}{}", labels.asked, clip(first, 240), more(asked.len(), labels)));
-    }
-    if let Some(last) = concluded.last() {
-        brief.push(format!("{}: {}", labels.concluded, clip(last, 360)));
-    }
-    if !tool_counts.is_empty() {
-        brief.push(format!("{}: {}", labels.tools, tool_counts));
-    }
-    if let Some(first) = errors.first() {
-        brief.push(format!("{} ({}): {}", labels.errors, errors.len(), clip(first, 160)));
-    }
-    if brief.is_empty() {
-        brief.push(clip(&one_line(&public[public.len() - 1].content), 300));
-    }
-
-    let mut detailed = String::new();
-    let sections: [(&str, &[String], usize, usize); 4] = [
-        (labels.asked, &asked, 8, 300),
-        (labels.concluded, &concluded, 6, 500),
-        (labels.tools, &actions, 12, 160),
-        (labels.errors, &errors, 6, 240),
-    ];
-    for (title, items, max_items, max_chars) in sections {
-        if items.is_empty() {
-            continue;
-        }
-        // Conclusions matter most at the end of a session; the rest at the start.
-        let shown: Vec<&String> = if title == labels.concluded {
-            items.iter().rev().take(max_items).rev().collect()
-        } else {
-            items.iter().take(max_items).collect()
+    let mut summarized = Summarized { written: true, by: "builtin".to_owned(), warning: None };
+    let mut summaries = builtin;
+    if let Some(plugin) = plugins.summarizer() {
+        let session = store.session(session_id)?;
+        let facts = SessionFacts {
+            id: session.id,
+            project: session.project,
+            started_at: session.started_at,
+            ended_at: session.ended_at,
         };
-        detailed.push_str(&format!("{title}:\n"));
-        for item in &shown {
-            detailed.push_str(&format!("- {}\n", clip(item, max_chars)));
-        }
-        if items.len() > shown.len() {
-            detailed.push_str(&format!("- (+{} {})\n", items.len() - shown.len(), labels.and_more));
-        }
-    }
-    if detailed.is_empty() {
-        detailed = brief.join("\n");
-    }
-    Some(Summaries { brief: clip(&brief.join("\n"), BRIEF_CHARS), detailed: clip(detailed.trim_end(), DETAILED_CHARS) })
-}
-
-/// The first line of a text, white space folded.
-fn one_line(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// What a tool was asked to do, from its recorded input: the command, file,
-/// pattern or address when the input names one, else its first line.
-fn action(content: &str) -> String {
-    let input = content.lines().next().unwrap_or_default();
-    if let Ok(serde_json::Value::Object(fields)) = serde_json::from_str::<serde_json::Value>(input) {
-        for key in ["command", "file_path", "path", "pattern", "url", "query", "description"] {
-            if let Some(serde_json::Value::String(value)) = fields.get(key) {
-                return one_line(value);
+        match plugins.summarize(plugin, &facts, &observations) {
+            Ok((brief, detailed)) => {
+                summaries = Summaries { brief, detailed };
+                summarized.by = plugin.name.clone();
             }
+            Err(err) => summarized.warning = Some(format!("{err:#}; the built-in summaries stand")),
         }
     }
-    one_line(input)
-}
-
-/// What went wrong, from an error observation: the text after its `✗` mark.
-fn failure(content: &str) -> String {
-    content.split_once("\n✗ ").map_or_else(|| one_line(content), |(_, error)| one_line(error))
-}
-
-/// Keeps the first of each distinct item, in order.
-fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
-    let mut seen = HashSet::new();
-    items.filter(|i| !i.is_empty() && seen.insert(i.clone())).collect()
-}
-
-fn more(count: usize, labels: &Labels) -> String {
-    if count > 1 { format!(" (+{} {})", count - 1, labels.and_more) } else { String::new() }
-}
-
-/// "Bash ×3, Edit ×2", most used first.
-fn tool_tally(rows: &[&Observation]) -> String {
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for row in rows {
-        let name = row.tool.clone().unwrap_or_else(|| "tool".to_owned());
-        match counts.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, c)) => *c += 1,
-            None => counts.push((name, 1)),
-        }
-    }
-    counts.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
-    counts.iter().map(|(n, c)| format!("{n} ×{c}")).collect::<Vec<_>>().join(", ")
-}
-
-/// Whether the prompts are mostly Chinese (by letters, not bytes).
-fn mostly_chinese(texts: &[String]) -> bool {
-    let (mut han, mut letters) = (0usize, 0usize);
-    for c in texts.iter().flat_map(|t| t.chars()) {
-        if ('\u{4e00}'..='\u{9fff}').contains(&c) {
-            han += 1;
-            letters += 1;
-        } else if c.is_alphabetic() {
-            letters += 1;
-        }
-    }
-    letters > 0 && han * 3 >= letters
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn obs(kind: &str, tool: Option<&str>, content: &str) -> Observation {
-        Observation {
-            id: 0,
-            session_id: "s".into(),
-            ts: 0,
-            kind: kind.into(),
-            tool: tool.map(Into::into),
-            content: content.into(),
-            private: false,
-            tags: vec![],
-        }
-    }
-
-    #[test]
-    fn summarizes_an_english_session_by_kind() {
-        let rows = vec![
-            obs("user", None, "Fix the database is locked error in the importer"),
-            obs("tool", Some("Bash"), "cargo test\n→ 1 failed"),
-            obs("tool", Some("Bash"), "cargo test\n→ 1 failed"),
-            obs("error", Some("Bash"), "cargo test\n✗ Exit code 101"),
-            obs("tool", Some("Edit"), "{\"file_path\":\"src/store/mod.rs\",\"old_string\":\"a\"}\n→ ok"),
-            obs("response", None, "Fixed: the importer now uses BEGIN IMMEDIATE and a busy timeout."),
-        ];
-        let s = summarize(&rows).unwrap();
-        assert!(s.brief.starts_with("Asked: Fix the database is locked error"), "{}", s.brief);
-        assert!(s.brief.contains("Concluded: Fixed: the importer now uses BEGIN IMMEDIATE"), "{}", s.brief);
-        assert!(s.brief.contains("Tools: Bash ×2, Edit ×1"), "{}", s.brief);
-        assert!(s.brief.contains("Errors (1): Bash: Exit code 101"), "{}", s.brief);
-        // The repeated tool action appears once; an edit shows its file.
-        assert_eq!(s.detailed.matches("Bash: cargo test").count(), 1, "{}", s.detailed);
-        assert!(s.detailed.contains("- Edit: src/store/mod.rs\n"), "{}", s.detailed);
-    }
-
-    #[test]
-    fn summarizes_a_chinese_session_in_chinese() {
-        let rows = vec![
-            obs("user", None, "请修复数据缓存的超时问题"),
-            obs("response", None, "已修复：缓存现在有超时和重试。"),
-        ];
-        let s = summarize(&rows).unwrap();
-        assert!(s.brief.starts_with("用户请求: 请修复数据缓存的超时问题"), "{}", s.brief);
-        assert!(s.brief.contains("结论与决定: 已修复：缓存现在有超时和重试。"), "{}", s.brief);
-    }
-
-    #[test]
-    fn skips_private_rows_and_respects_the_limits() {
-        let mut rows = vec![obs("user", None, "[PRIVATE]")];
-        rows[0].private = true;
-        assert_eq!(summarize(&rows), None);
-        let long: Vec<Observation> =
-            (0..5000).map(|i| obs("user", None, &format!("prompt {i} {}", "词".repeat(500)))).collect();
-        let s = summarize(&long).unwrap();
-        assert!(s.brief.chars().count() <= BRIEF_CHARS);
-        assert!(s.detailed.chars().count() <= DETAILED_CHARS);
-    }
+    store.write(|w| {
+        w.put_summary(session_id, SummaryLevel::Brief, &summaries.brief, at)?;
+        w.put_summary(session_id, SummaryLevel::Detailed, &summaries.detailed, at)
+    })?;
+    Ok(summarized)
 }

@@ -1,6 +1,7 @@
 //! `trae_mem_hook_event`: a lifecycle event through exactly the pipeline of
-//! `trae-mem hook` (`hooks::accept`, then `hooks::deliver`), for clients
-//! that can call tools but cannot run hook commands, such as Trae.
+//! `trae-mem hook` (`Ingest::accept_value`, then `Ingest::deliver`), for
+//! clients that can call tools but cannot run hook commands, such as Trae.
+//! The payload arrives as a JSON object and goes in as one, never as bytes.
 
 use std::time::Instant;
 
@@ -9,7 +10,7 @@ use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Memory, Spec, ToolDef, ToolError};
-use crate::hooks::{self, Call};
+use crate::event::Origin;
 
 /// The payload format read when the caller names none.
 const DEFAULT_CLIENT: &str = "claude-code";
@@ -57,14 +58,21 @@ fn hook_event(memory: &Memory, input: HookEventInput) -> Result<HookEventOutput,
     if event.is_empty() {
         return Err(ToolError("event is empty; name the hook event, such as SessionStart or PostToolUse".to_owned()));
     }
+    let started = Instant::now();
     let client = input.client.as_deref().unwrap_or(DEFAULT_CLIENT);
-    let stdin = serde_json::to_vec(&input.payload).map_err(anyhow::Error::from)?;
-    let call = Call { loaded: &memory.loaded, client, event: Some(event), stdin: &stdin, started: Instant::now() };
-    let failed = |failure: hooks::Failure| ToolError(failure.message);
-    let accepted = hooks::accept(&call, &memory.privacy).map_err(failed)?;
-    let event = accepted.entry.event.clone();
+    let ingest = memory.ingest();
+    // The server's working directory is where its client runs it: the
+    // project, when the payload names none.
+    let origin = Origin { project_dir: None, cwd: Some(memory.cwd.clone()) };
+    // Kept aside in case it cannot be read: a dead letter holds what was sent.
+    let sent = input.payload.clone();
+    let accepted = ingest.accept_value(client, Some(event), input.payload.into(), origin.clone()).map_err(|error| {
+        let bytes = serde_json::to_vec(&sent).unwrap_or_default();
+        ToolError(ingest.dead_letter(&bytes, client, Some(event), origin, error).message)
+    })?;
+    let event = accepted.event.kind.name().to_owned();
     let adapter_name = accepted.adapter.name().to_owned();
-    let outcome = hooks::deliver(&call, accepted).map_err(failed)?;
+    let outcome = ingest.deliver(accepted, started).map_err(|failure| ToolError(failure.message))?;
     Ok(HookEventOutput {
         event,
         client: adapter_name,

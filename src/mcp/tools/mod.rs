@@ -11,7 +11,7 @@ mod hook_event;
 mod recall;
 mod sessions;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use anyhow::Result;
@@ -31,6 +31,8 @@ pub struct Memory {
     loaded: Loaded,
     store: Mutex<Store>,
     privacy: Privacy,
+    /// The server's working directory, which its client chose.
+    cwd: PathBuf,
     /// The project of the server's working directory: what a tool means
     /// when no project is named.
     default_project: String,
@@ -38,9 +40,10 @@ pub struct Memory {
 
 impl Memory {
     pub fn new(loaded: Loaded, store: Store, cwd: &Path) -> Result<Self> {
-        let privacy = crate::hooks::privacy(&loaded)?;
+        let privacy = crate::ingest::privacy(&loaded)?;
         let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
-        Ok(Self { loaded, store: Mutex::new(store), privacy, default_project: crate::project::identify(&cwd) })
+        let default_project = crate::project::identify(&cwd);
+        Ok(Self { loaded, store: Mutex::new(store), privacy, cwd, default_project })
     }
 
     /// The store, for one call. Every use is synchronous, so no lock (and
@@ -48,6 +51,11 @@ impl Memory {
     fn store(&self) -> MutexGuard<'_, Store> {
         // A panic in another call leaves the connection itself intact.
         self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The way in, for the tools that record.
+    fn ingest(&self) -> crate::ingest::Ingest<'_> {
+        crate::ingest::Ingest::new(&self.loaded, &self.privacy)
     }
 
     /// The project an argument names, or the server's own.

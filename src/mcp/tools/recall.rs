@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Memory, Spec, ToolDef, ToolError, in_range, rfc3339};
 use crate::config::ContextSettings;
-use crate::hooks::context;
+use crate::recall::context;
 use crate::store::{Filters, Observation, SearchRequest};
 use crate::text::clip;
 use crate::timefmt;
@@ -137,7 +137,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
             .map(|hit| Hit {
                 id: hit.id,
                 time: rfc3339(hit.ts),
-                kind: hit.kind,
+                kind: hit.kind.to_string(),
                 tool: hit.tool,
                 snippet: hit.snippet,
                 score: hit.score,
@@ -198,7 +198,7 @@ fn timeline(memory: &Memory, input: TimelineInput) -> Result<TimelineOutput, Too
             .map(|obs| Entry {
                 id: obs.id,
                 time: rfc3339(obs.ts),
-                kind: obs.kind,
+                kind: obs.kind.to_string(),
                 tool: obs.tool,
                 excerpt: clip(&obs.content, EXCERPT_CHARS),
             })
@@ -250,7 +250,7 @@ fn get_observations(memory: &Memory, input: GetObservationsInput) -> Result<GetO
                 id: obs.id,
                 session_id: obs.session_id,
                 time: rfc3339(obs.ts),
-                kind: obs.kind,
+                kind: obs.kind.to_string(),
                 tool: obs.tool,
                 content: obs.content,
                 tags: obs.tags,

@@ -3,12 +3,10 @@
 
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{Memory, Spec, ToolDef, ToolError, rfc3339};
-use crate::hooks::record;
-use crate::store::{NewObservation, SessionKey, Store, SummaryLevel, now_ms};
-use crate::text::clip;
+use crate::ingest::Note;
+use crate::store::{Kind, SessionKey, Store, SummaryLevel, now_ms};
 
 /// The client name of sessions started here when the caller names none.
 const DEFAULT_CLIENT: &str = "mcp";
@@ -79,13 +77,8 @@ fn start_session(memory: &Memory, input: StartSessionInput) -> Result<StartSessi
     let client = non_empty(input.client).unwrap_or_else(|| DEFAULT_CLIENT.to_owned());
     let external_id = non_empty(input.external_id).unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let key = SessionKey { client: &client, project: &project, external_id: &external_id };
-    let meta = json!({"client": client, "external_id": external_id});
-    let (session_id, created) = memory.store().write(|w| {
-        let (id, created) = w.resolve_session(key, now_ms(), &meta)?;
-        // Coming back to an ended session resumes it, as a hook's SessionStart does.
-        w.reopen_session(&id)?;
-        Ok((id, created))
-    })?;
+    // Coming back to an ended session resumes it, as a hook's SessionStart does.
+    let (session_id, created) = memory.ingest().open_session(&mut memory.store(), key)?;
     Ok(StartSessionOutput { session_id, created, project, client, external_id })
 }
 
@@ -116,37 +109,23 @@ struct LogInput {
 struct LogOutput {
     id: i64,
     session_id: String,
-    kind: String,
+    #[schemars(with = "String")]
+    kind: Kind,
     /// True when it will never be returned: asked for, or all of it was in <private> tags.
     private: bool,
 }
 
 fn log(memory: &Memory, input: LogInput) -> Result<LogOutput, ToolError> {
-    let kind = non_empty(input.kind).unwrap_or_else(|| "note".to_owned());
+    let kind = non_empty(input.kind).map_or(Kind::Note, |k| Kind::from(k.as_str()));
     if input.content.trim().is_empty() {
         return Err(ToolError("content is empty; pass the text to remember".to_owned()));
     }
-    // Scrub before cutting, so that a cut cannot split a secret out of reach.
-    let (content, all_private) = memory.privacy.scrub(&input.content);
-    let content = clip(&content, memory.loaded.config.capture.response_chars);
-    let private = input.private || all_private;
-    let tags: Vec<String> =
-        input.tags.iter().map(|tag| memory.privacy.scrub(tag).0).filter(|tag| !tag.trim().is_empty()).collect();
     let tool = non_empty(input.tool);
     let mut store = memory.store();
     let session_id = session_id(&store, &input.session_id)?;
-    let id = store.write(|w| {
-        w.add_observation(&NewObservation {
-            session_id: &session_id,
-            ts: now_ms(),
-            kind: &kind,
-            tool: tool.as_deref(),
-            content: &content,
-            private,
-            tags: &tags,
-        })
-    })?;
-    Ok(LogOutput { id, session_id, kind, private })
+    let note = Note { kind, tool: tool.as_deref(), content: &input.content, tags: &input.tags, private: input.private };
+    let (id, private) = memory.ingest().log(&mut store, &session_id, &note)?;
+    Ok(LogOutput { id, session_id, kind: note.kind, private })
 }
 
 /// Arguments of trae_mem_end_session.
@@ -169,23 +148,25 @@ struct EndSessionOutput {
     brief: Option<String>,
     /// The longer summary; null when nothing public was recorded.
     detailed: Option<String>,
+    /// Who wrote them: "builtin" or the configured summarizer plugin; null when nothing public was recorded.
+    summarizer: Option<String>,
+    /// Why the configured summarizer plugin did not write them (the built-in one did), if it failed.
+    warning: Option<String>,
 }
 
 fn end_session(memory: &Memory, input: EndSessionInput) -> Result<EndSessionOutput, ToolError> {
     let mut store = memory.store();
     let session_id = session_id(&store, &input.session_id)?;
-    let now = now_ms();
-    let summarized = store.write(|w| {
-        w.end_session(&session_id, now)?;
-        record::summarize_session(w, &session_id, now)
-    })?;
-    let summaries = if summarized { store.summaries(&session_id)? } else { Vec::new() };
+    let (summaries, summarized) = memory.ingest().end_session(&mut store, &session_id)?;
+    let ended_at = store.session(&session_id)?.ended_at.unwrap_or_else(now_ms);
     let level = |level: SummaryLevel| summaries.iter().find(|s| s.level == level).map(|s| s.content.clone());
     Ok(EndSessionOutput {
         brief: level(SummaryLevel::Brief),
         detailed: level(SummaryLevel::Detailed),
+        summarizer: summarized.written.then_some(summarized.by),
+        warning: summarized.warning,
         session_id,
-        ended_at: rfc3339(now),
+        ended_at: rfc3339(ended_at),
     })
 }
 

@@ -3,12 +3,13 @@
 use anyhow::Result;
 use serde_json::{Value, json};
 
+use super::Note;
 use super::plugged::PluginWork;
 use crate::config::Capture;
 use crate::event::{Event, EventKind};
 use crate::plugins::PluginObservation;
-use crate::store::{NewObservation, PRIVATE_PLACEHOLDER, SessionKey, SummaryLevel, Writer};
-use crate::summarize;
+use crate::privacy::Privacy;
+use crate::store::{Kind, NewObservation, PRIVATE_PLACEHOLDER, SessionKey, Writer};
 use crate::text::{clip, clip_json};
 
 /// Payload fields every event of a client carries (Claude Code's, then
@@ -41,56 +42,75 @@ const COMMON_FIELDS: &[&str] = &[
 const OTHER_EVENT_CHARS: usize = 600;
 
 /// One observation a handler wants written.
-struct Draft {
-    kind: String,
+pub struct Draft {
+    kind: Kind,
     tool: Option<String>,
     content: String,
-    private: bool,
+    pub private: bool,
     tags: Vec<String>,
 }
 
 impl Draft {
-    fn new(kind: &str, tool: Option<&str>, content: String) -> Self {
+    fn new(kind: Kind, tool: Option<&str>, content: String) -> Self {
         let private = content == PRIVATE_PLACEHOLDER;
-        Self { kind: kind.to_owned(), tool: tool.map(str::to_owned), content, private, tags: Vec::new() }
+        Self { kind, tool: tool.map(str::to_owned), content, private, tags: Vec::new() }
     }
 
     /// An observation a plugin returned.
     fn from_plugin(observation: &PluginObservation, max_chars: usize) -> Self {
-        let mut draft =
-            Self::new(&observation.kind, observation.tool.as_deref(), clip(&observation.content, max_chars));
+        let kind = Kind::from(observation.kind.as_str());
+        let mut draft = Self::new(kind, observation.tool.as_deref(), clip(&observation.content, max_chars));
         draft.tags = observation.tags.clone();
         draft
     }
+
+    /// A note logged by hand, scrubbed of private spans and secrets, then
+    /// clipped to `max_chars` (scrubbing first, so that a cut cannot split a
+    /// secret out of the redactor's reach).
+    pub fn scrubbed(privacy: &Privacy, note: &Note<'_>, max_chars: usize) -> Self {
+        let (content, all_private) = privacy.scrub(note.content);
+        let mut draft = Self::new(note.kind.clone(), note.tool, clip(&content, max_chars));
+        draft.private |= note.private || all_private;
+        draft.tags = note.tags.iter().map(|tag| privacy.scrub(tag).0).filter(|tag| !tag.trim().is_empty()).collect();
+        draft
+    }
+
+    fn write(&self, writer: &Writer<'_>, session_id: &str, at: i64) -> Result<i64> {
+        writer.add_observation(&NewObservation {
+            session_id,
+            ts: at,
+            kind: &self.kind,
+            tool: self.tool.as_deref(),
+            content: &self.content,
+            private: self.private,
+            tags: &self.tags,
+        })
+    }
 }
 
-/// Records `event` in one transaction: finds or creates its session, writes
-/// its observations, and on SessionEnd ends and summarizes the session.
-/// Returns the local session id.
+/// Records `event` in one transaction: finds or creates its session,
+/// writes its observations, and on SessionEnd ends the session. Returns
+/// the local session id, or `None` when the event with this `id` was
+/// stored before (a second delivery stores nothing).
 pub fn record(
     writer: &Writer<'_>,
+    id: &str,
     event: &Event,
     project: &str,
     at: i64,
     capture: &Capture,
     plugins: &PluginWork,
-) -> Result<String> {
+) -> Result<Option<String>> {
+    if !writer.claim_event(id, at)? {
+        return Ok(None);
+    }
     let external_id = event.session_id.as_deref().unwrap_or("unknown");
     let key = SessionKey { client: &event.client, project, external_id };
     let meta = json!({"client": event.client, "external_id": external_id});
     let (session_id, _) = writer.resolve_session(key, at, &meta)?;
 
-    let drafts = drafts(event, capture, plugins);
-    for draft in &drafts {
-        writer.add_observation(&NewObservation {
-            session_id: &session_id,
-            ts: at,
-            kind: &draft.kind,
-            tool: draft.tool.as_deref(),
-            content: &draft.content,
-            private: draft.private,
-            tags: &draft.tags,
-        })?;
+    for draft in drafts(event, capture, plugins) {
+        draft.write(writer, &session_id, at)?;
     }
 
     match &event.kind {
@@ -102,23 +122,17 @@ pub fn record(
         }
         EventKind::SessionEnd => {
             writer.end_session(&session_id, at)?;
-            summarize_session(writer, &session_id, at)?;
         }
         _ => {}
     }
-    Ok(session_id)
+    Ok(Some(session_id))
 }
 
-/// Runs the built-in summarizer over a session and replaces its summaries.
-/// Returns false when the session has nothing public to summarize.
-pub fn summarize_session(writer: &Writer<'_>, session_id: &str, at: i64) -> Result<bool> {
-    let observations = writer.session_observations(session_id)?;
-    let Some(summaries) = summarize::summarize(&observations) else {
-        return Ok(false);
-    };
-    writer.put_summary(session_id, SummaryLevel::Brief, &summaries.brief, at)?;
-    writer.put_summary(session_id, SummaryLevel::Detailed, &summaries.detailed, at)?;
-    Ok(true)
+/// Adds one drafted observation to a session, as the event `id`. Returns the
+/// observation's id.
+pub fn add_to_session(writer: &Writer<'_>, id: &str, session_id: &str, at: i64, draft: &Draft) -> Result<i64> {
+    writer.claim_event(id, at)?;
+    draft.write(writer, session_id, at)
 }
 
 fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> {
@@ -128,13 +142,13 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
         EventKind::SessionStart => Vec::new(),
         EventKind::UserPromptSubmit => {
             let prompt = event.prompt.as_deref().unwrap_or_default();
-            vec![Draft::new("user", None, clip(prompt, capture.prompt_chars))]
+            vec![Draft::new(Kind::User, None, clip(prompt, capture.prompt_chars))]
         }
         EventKind::PreToolUse => {
             let json =
                 event.tool_input.as_ref().map_or_else(|| "null".to_owned(), |v| clip_json(v, capture.pre_tool_chars));
             let text = format!("about to run {}, input={json}", tool.unwrap_or("a tool"));
-            vec![Draft::new("note", tool, clip(&text, capture.pre_tool_chars))]
+            vec![Draft::new(Kind::Note, tool, clip(&text, capture.pre_tool_chars))]
         }
         EventKind::PostToolUse => {
             let (response, sampled_by) = match &plugins.sampled {
@@ -144,31 +158,32 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
                     (response.map_or_else(String::new, |v| response_text(v, capture.tool_response_chars)), None)
                 }
             };
-            let mut draft = tool_draft("tool", tool, input(capture.tool_input_chars), "→", response);
+            let mut draft = tool_draft(Kind::Tool, tool, input(capture.tool_input_chars), "→", response);
             draft.tags.extend(sampled_by.map(|s| format!("sampled-by:{s}")));
             vec![draft]
         }
         EventKind::PostToolUseFailure => {
             let error = clip(event.error.as_deref().unwrap_or("failed"), capture.tool_response_chars);
-            vec![tool_draft("error", tool, input(capture.tool_input_chars), "✗", error)]
+            vec![tool_draft(Kind::Error, tool, input(capture.tool_input_chars), "✗", error)]
         }
         EventKind::Stop => {
             let reason = event.reason.as_deref().unwrap_or("turn ended");
-            let mut drafts = vec![Draft::new("note", None, format!("stop: {reason}"))];
+            let mut drafts = vec![Draft::new(Kind::Note, None, format!("stop: {reason}"))];
             if let Some(answer) = event.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
-                drafts.push(Draft::new("response", None, clip(answer, capture.response_chars)));
+                drafts.push(Draft::new(Kind::Response, None, clip(answer, capture.response_chars)));
             }
             drafts.extend(plugins.model_response.iter().map(|o| Draft::from_plugin(o, capture.response_chars)));
             drafts
         }
         EventKind::SessionEnd => {
-            vec![Draft::new("note", None, format!("session end: {}", event.reason.as_deref().unwrap_or("unknown")))]
+            vec![Draft::new(Kind::Note, None, format!("session end: {}", event.reason.as_deref().unwrap_or("unknown")))]
         }
         EventKind::Other(_) if plugins.handled.is_some() => {
             plugins.handled.iter().flatten().map(|o| Draft::from_plugin(o, capture.response_chars)).collect()
         }
         EventKind::Other(name) => {
-            let mut draft = Draft::new("note", tool, clip(&other_event_text(name, &event.payload), OTHER_EVENT_CHARS));
+            let mut draft =
+                Draft::new(Kind::Note, tool, clip(&other_event_text(name, &event.payload), OTHER_EVENT_CHARS));
             draft.tags.push(format!("event:{name}"));
             vec![draft]
         }
@@ -177,7 +192,7 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
 
 /// A tool observation: its input, a marker, then its result or error.
 /// Private only when every part of it was private.
-fn tool_draft(kind: &'static str, tool: Option<&str>, input: String, marker: &str, result: String) -> Draft {
+fn tool_draft(kind: Kind, tool: Option<&str>, input: String, marker: &str, result: String) -> Draft {
     let private = [&input, &result].iter().all(|t| t.is_empty() || *t == PRIVATE_PLACEHOLDER);
     let content = if private { PRIVATE_PLACEHOLDER.to_owned() } else { format!("{input}\n{marker} {result}") };
     let mut draft = Draft::new(kind, tool, content);

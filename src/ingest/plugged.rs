@@ -1,14 +1,12 @@
 //! Where plugins join the hook pipeline: event handlers for events that are
 //! not built in (and for the model's answer, as ModelResponse), samplers for
-//! large tool outputs, and a summarizer at SessionEnd. Each plugin failure
-//! becomes a warning, and the built-in behaviour stands.
-
-use anyhow::{Result, anyhow};
+//! large tool outputs. (A summarizer plugin is chosen where every summary
+//! is: `summarize::session`.) Each plugin failure becomes a warning, and the
+//! built-in behaviour stands.
 
 use crate::config::Capture;
 use crate::event::{Event, EventKind};
-use crate::plugins::{PluginObservation, Plugins, SessionFacts};
-use crate::store::{Store, SummaryLevel};
+use crate::plugins::{PluginObservation, Plugins};
 
 use super::record;
 
@@ -99,22 +97,4 @@ fn sample(
             None
         }
     }
-}
-
-/// Lets the configured summarizer plugin replace a session's summaries.
-pub fn summarize(plugins: &Plugins<'_>, store: &mut Store, session_id: &str, at: i64) -> Result<()> {
-    let Some(summarizer) = plugins.summarizer() else { return Ok(()) };
-    let session = store.session(session_id)?;
-    let observations = store.session_observations(session_id, false)?;
-    let facts = SessionFacts {
-        id: session.id,
-        project: session.project,
-        started_at: session.started_at,
-        ended_at: session.ended_at,
-    };
-    let (brief, detailed) = plugins.summarize(summarizer, &facts, &observations).map_err(|e| anyhow!("{e:#}"))?;
-    store.write(|w| {
-        w.put_summary(session_id, SummaryLevel::Brief, &brief, at)?;
-        w.put_summary(session_id, SummaryLevel::Detailed, &detailed, at)
-    })
 }

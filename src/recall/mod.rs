@@ -1,0 +1,4 @@
+//! Recall: what memory gives back. Today the context block a session
+//! starts with (`context`); search and timelines live in the store.
+
+pub mod context;
