@@ -605,3 +605,61 @@ fn the_official_python_sdk_drives_every_tool() {
     );
     assert_eq!(count(&home, "SELECT count(*) FROM observations WHERE private = 1 AND content = '[PRIVATE]'"), 1);
 }
+
+/// The hook's SessionEnd, `trae-mem summarize` and `trae_mem_end_session`
+/// all summarize with the summarizer the config names.
+#[test]
+fn every_path_that_summarizes_uses_the_configured_summarizer_plugin() {
+    let home = Home::new();
+    let plugin = crate::plugins::wasm("sectioned_summarizer");
+    let config = format!(
+        "[summarize]\nsummarizer = \"sections\"\n[[plugins]]\nname = \"sections\"\npath = \"{}\"\nrole = \"summarizer\"\n",
+        plugin.display()
+    );
+    home.write("work/trae-mem.toml", config.as_bytes());
+    let brief = |session: &str| -> String {
+        home.db()
+            .query_row("SELECT content FROM summaries WHERE level = 'brief' AND session_id = ?1", [session], |r| {
+                r.get(0)
+            })
+            .unwrap()
+    };
+
+    // The hook.
+    for payload in [
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": "Make the import survive a busy database"}),
+        json!({"hook_event_name": "Stop", "last_assistant_message": "Switched to BEGIN IMMEDIATE."}),
+        json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
+    ] {
+        let mut payload = payload;
+        payload["session_id"] = json!("via-hook");
+        payload["cwd"] = json!(home.work());
+        home.run(&["hook"], Some(&serde_json::to_vec(&payload).unwrap())).ok();
+    }
+    let hooked: String = home.db().query_row("SELECT id FROM sessions", [], |r| r.get(0)).unwrap();
+    let by_plugin = "Goal: Make the import survive a busy database\nDone: Switched to BEGIN IMMEDIATE.\n\
+                     Open problems: none\nNext steps: none";
+    assert_eq!(brief(&hooked), by_plugin);
+
+    // `trae-mem summarize`, after the summaries are gone.
+    home.db().execute("DELETE FROM summaries", []).unwrap();
+    let run = home.run(&["summarize", &hooked], None).ok();
+    assert!(run.stdout.starts_with("summarized by sections\n"), "{run}");
+    assert_eq!(brief(&hooked), by_plugin);
+
+    // The MCP tools.
+    let mut server = Server::ready(&home);
+    let session = server.call_ok("trae_mem_start_session", json!({"external_id": "via-mcp"}))["session_id"].clone();
+    server.call_ok(
+        "trae_mem_log",
+        json!({"session_id": session, "kind": "user", "content": "Make the import survive a busy database"}),
+    );
+    server.call_ok(
+        "trae_mem_log",
+        json!({"session_id": session, "kind": "response", "content": "Switched to BEGIN IMMEDIATE."}),
+    );
+    let ended = server.call_ok("trae_mem_end_session", json!({"session_id": session}));
+    assert_eq!(ended["summarizer"], "sections", "{ended}");
+    assert_eq!(ended["brief"], by_plugin);
+    assert_eq!(brief(session.as_str().unwrap()), by_plugin);
+}

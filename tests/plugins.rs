@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::util::{Home, Run, fixtures};
 
 /// A built plugin's wasm file.
-fn wasm(name: &str) -> PathBuf {
+pub fn wasm(name: &str) -> PathBuf {
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("plugins/target/wasm32-wasip2/release/{name}.wasm"));
     assert!(path.exists(), "{} is missing: build.rs builds the plugins (see its warnings)", path.display());

@@ -5,6 +5,7 @@ mod util;
 mod clients;
 mod doctor;
 mod hook;
+mod ingest;
 mod install;
 mod mcp;
 mod plugins;
