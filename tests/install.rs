@@ -189,3 +189,42 @@ fn a_config_that_is_not_json_is_left_alone_with_a_clear_error() {
     assert!(run.stderr.contains("hooks.json is not valid JSON; fix it first"), "{run}");
     assert_eq!(std::fs::read(home.work().join(".cursor/hooks.json")).unwrap(), b"{ not json");
 }
+
+/// The top-level keys of a JSON object file, in the file's order.
+fn key_order(text: &str) -> Vec<String> {
+    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+    value.as_object().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn install_keeps_the_order_of_the_users_keys_and_uninstall_gives_the_file_back() {
+    let home = Home::new();
+    let settings = home.work().join(".claude/settings.json");
+    // Not in sorted order, at the top and inside `hooks`.
+    let original = r#"{
+  "permissions": {"deny": ["Read(.env)"], "allow": ["Bash(ls:*)"]},
+  "model": "opus",
+  "hooks": {
+    "Notification": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh"}]}]
+  },
+  "env": {"RUST_LOG": "info", "CARGO_TERM_COLOR": "always"}
+}
+"#;
+    home.write("work/.claude/settings.json", original.as_bytes());
+    home.run(&["install", "claude-code"], None).ok();
+    let installed = std::fs::read_to_string(&settings).unwrap();
+    assert_eq!(key_order(&installed), ["permissions", "model", "hooks", "env"]);
+    let value: serde_json::Value = serde_json::from_str(&installed).unwrap();
+    let hook_events: Vec<&String> = value["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(hook_events[..2], ["Notification", "PreToolUse"], "the user's events first, as they were");
+    let env_keys: Vec<&String> = value["env"].as_object().unwrap().keys().collect();
+    assert_eq!(env_keys, ["RUST_LOG", "CARGO_TERM_COLOR"]);
+
+    // Without the backup, uninstall writes the document itself back.
+    std::fs::remove_file(home.work().join(".claude/settings.json.trae-mem.bak")).unwrap();
+    home.run(&["uninstall", "claude-code"], None).ok();
+    let restored = std::fs::read_to_string(&settings).unwrap();
+    let pretty = |text: &str| serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(text).unwrap());
+    assert_eq!(pretty(&restored).unwrap(), pretty(original).unwrap(), "the same keys, values and order");
+}

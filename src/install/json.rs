@@ -9,7 +9,8 @@ use serde_json::{Map, Value, json};
 use super::file::Format;
 use super::{MCP_SERVER, command_binary};
 
-/// A JSON object file. Keys come back sorted: serde_json keeps no order.
+/// A JSON object file. Keys keep the order they had (serde_json's
+/// `preserve_order`), so that only what trae-mem adds changes.
 pub struct Json;
 
 impl Format for Json {
@@ -30,6 +31,25 @@ impl Format for Json {
     fn print(doc: &Self::Doc) -> Option<String> {
         let empty = doc.is_empty() || (doc.len() == 1 && doc.get("version") == Some(&json!(1)));
         (!empty).then(|| serde_json::to_string_pretty(doc).expect("JSON serializes") + "\n")
+    }
+
+    /// The same settings in another key order are the same config.
+    fn canonical(doc: &Self::Doc) -> Option<String> {
+        Self::print(doc)?;
+        Some(sorted(&Value::Object(doc.clone())).to_string())
+    }
+}
+
+/// `value` with every object's keys in sorted order.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
     }
 }
 
