@@ -85,11 +85,11 @@ fn cursor_payloads_become_events_and_context_is_additional_context() {
             row(
                 "note",
                 None,
-                "FileChanged edits=[{\"new_string\":\"b\",\"old_string\":\"a\"}] file_path=/p/src/main.rs model=claude-4.5-sonnet"
+                "FileChanged model=claude-4.5-sonnet file_path=/p/src/main.rs edits=[{\"old_string\":\"a\",\"new_string\":\"b\"}]"
             ),
             row("note", None, "stop: turn ended"),
             row("response", None, "LTO makes the build slow."),
-            row("note", None, "stop loop_count=0 model=claude-4.5-sonnet status=completed"),
+            row("note", None, "stop model=claude-4.5-sonnet status=completed loop_count=0"),
         ]
     );
     hook(&home, "cursor", &cursor("sessionEnd", &home, json!({"session_id": "c-1", "reason": "user_close"}))).ok();

@@ -51,7 +51,7 @@ fn every_recorded_fixture_is_accepted_and_stored() {
         ("Stop", &["note", "response"], "MOCK-FINAL: done."),
         ("StopFailure", &["note"], "StopFailure error=unknown last_assistant_message=API Error: 400"),
         ("SessionEnd", &["note"], "session end: other"),
-        ("FileChanged", &["note"], "FileChanged event=change file_path=/home/dev/src/watchers/notes.txt"),
+        ("FileChanged", &["note"], "FileChanged file_path=/home/dev/src/watchers/notes.txt event=change"),
         ("SubagentStart", &["note"], "SubagentStart agent_id=a38384e8f1d5b3f15"),
         ("SubagentStop", &["note"], "last_assistant_message=SUBAGENT-FINAL: done."),
         ("PreCompact", &["note"], "PreCompact trigger=manual"),
