@@ -2,8 +2,10 @@
 //! PostToolUse event on a database of 100k observations, against the floor
 //! of a trivial Rust binary that only reads stdin and exits, measured in
 //! the same run and interleaved so that both see the same machine load.
-//! Also: SessionEnd (with its summary) on a 5,000-observation session, and
-//! the peak memory of one hook process.
+//! Also: how soon a hook facing a locked database exits (having spooled its
+//! event), how long hooks wait while `trae-mem import` loads the corpus into
+//! the same home, SessionEnd (with its summary) on a 5,000-observation
+//! session, and the peak memory of one hook process.
 //!
 //! `cargo bench --bench hook -- --observations 100000 --runs 300`
 
@@ -74,6 +76,8 @@ fn main() -> anyhow::Result<()> {
     std::fs::write(&payload_file, &payload)?;
     println!("peak memory of a hook      {:.1} MB (max RSS)", hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0);
 
+    locked_figures(&exe, &home, &payload)?;
+    import_figures(&exe, dir.path(), &export, &payload, hook_p50)?;
     plugin_figures(&exe, &home, dir.path(), runs)?;
 
     // SessionEnd on a session of `session_size` observations.
@@ -90,6 +94,63 @@ fn main() -> anyhow::Result<()> {
     println!(
         "hook SessionEnd ({session_size} obs)   p50 {:6.2} ms  (5 runs, summary included)",
         percentile(&mut ends, 50.0)
+    );
+    Ok(())
+}
+
+/// A hook facing a database another process holds locked: it should wait
+/// `[hook] lock_wait_ms` (250 ms), spool its event and exit.
+fn locked_figures(exe: &Path, home: &Path, payload: &[u8]) -> anyhow::Result<()> {
+    let locker = rusqlite::Connection::open(home.join(DB_FILE))?;
+    locker.execute_batch("BEGIN IMMEDIATE; INSERT INTO store_meta VALUES ('bench-lock', 'held');")?;
+    let mut exits = Vec::new();
+    for _ in 0..10 {
+        exits.push(spawn(exe, &["hook"], home, payload)?);
+    }
+    locker.execute_batch("ROLLBACK")?;
+    // The next hook stores what was spooled.
+    spawn(exe, &["hook"], home, payload)?;
+    println!(
+        "hook, database locked       p50 {:6.1} ms  max {:6.1} ms  (exit with the event spooled; 10 runs)",
+        percentile(&mut exits, 50.0),
+        percentile(&mut exits, 100.0)
+    );
+    Ok(())
+}
+
+/// Hooks run back to back while `trae-mem import` loads the corpus into a
+/// fresh home: how long each takes, against the idle hook's p50.
+fn import_figures(exe: &Path, dir: &Path, export: &Path, payload: &[u8], idle_p50: f64) -> anyhow::Result<()> {
+    let home = dir.join("import-home");
+    std::fs::create_dir_all(&home)?;
+    // The hook creates the database, so that the import starts at once.
+    spawn(exe, &["hook"], &home, payload)?;
+    let started = Instant::now();
+    let mut import = Command::new(exe)
+        .args(["import", "--json"])
+        .arg(export)
+        .env("TRAE_MEM_HOME", &home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut during = Vec::new();
+    while import.try_wait()?.is_none() {
+        during.push(spawn(exe, &["hook"], &home, payload)?);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let took = started.elapsed().as_secs_f64();
+    anyhow::ensure!(import.wait()?.success(), "the import failed");
+    // A hook that waited out its 250 ms for the lock spooled its event.
+    let spooled = during.iter().filter(|&&ms| ms >= 250.0).count();
+    if during.is_empty() {
+        println!("hooks during an import      none ran: the import took {took:.2} s");
+        return Ok(());
+    }
+    let (p50, p99) = (percentile(&mut during, 50.0), percentile(&mut during, 99.0));
+    println!(
+        "hooks during an import      p50 {p50:6.2} ms  p99 {p99:6.2} ms  wait p99 {:6.2} ms  ({} hooks, {spooled} spooled; import {took:.1} s)",
+        (p99 - idle_p50).max(0.0),
+        during.len()
     );
     Ok(())
 }
