@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::event::Event;
 
 /// What an adapter does for its client.
-pub trait Adapter {
+pub trait Adapter: Send + Sync {
     /// The client's name, as given to `--client`.
     fn name(&self) -> &'static str;
 

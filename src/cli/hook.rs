@@ -11,16 +11,21 @@ use clap::Args;
 use super::Env;
 use trae_mem::adapters::{self, Adapter};
 use trae_mem::config;
-use trae_mem::ingest::{self, Ingest, Spool, SpoolEntry};
+use trae_mem::ingest::{self, Accepted, Ingest, Spool};
 use trae_mem::privacy::Privacy;
 
-/// Record one lifecycle event from a coding agent.
-///
-/// The event's JSON payload comes on stdin. Exits 0 when the event is stored (or spooled to
-/// be stored later), 1 on trae-mem's own failure (0 for Cline, which any other code blocks),
-/// never 2 (which would block the agent). At SessionStart it prints the memory to give the
-/// agent, in the client's format.
+/// The help's first line, here and in `trae-mem help`.
+pub const ABOUT: &str = "Record one lifecycle event from a coding agent.";
+/// The help's whole text.
+pub const LONG_ABOUT: &str = "Record one lifecycle event from a coding agent.
+
+The event's JSON payload comes on stdin. Exits 0 when the event is stored (or spooled to be \
+stored later), 1 on trae-mem's own failure (0 for Cline, which any other code blocks), never 2 \
+(which would block the agent). At SessionStart it prints the memory to give the agent, in the \
+client's format.";
+
 #[derive(Debug, Args)]
+#[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct Cmd {
     /// The event: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
     /// PostToolUseFailure, Stop, SessionEnd, or any other name.
@@ -70,9 +75,9 @@ impl Cmd {
             Err(failure) => return fail(adapter.as_ref(), &failure.message),
         };
         let deadline = started + Duration::from_millis(loaded.config.hook.deadline_ms);
-        let entry = accepted.spool_entry("the hook's deadline passed");
-        let done = watchdog(deadline, Spool::new(&loaded.home), entry, adapter.idle_output());
-        let result = ingest.deliver(accepted, started);
+        let accepted = Arc::new(accepted);
+        let done = watchdog(deadline, Spool::new(&loaded.home), Arc::clone(&accepted), adapter.idle_output());
+        let result = ingest.deliver(&accepted, started);
         done.store(true, Ordering::SeqCst);
         match result {
             Ok(outcome) => {
@@ -146,14 +151,14 @@ pub fn usage_failure(args: &[String]) -> ExitCode {
 /// A last guard for the deadline: if the hook is somehow still working
 /// when it passes (a stalled disk, say), spool the event and exit 0 so the
 /// agent goes on. Set the returned flag once the work is done.
-fn watchdog(deadline: Instant, spool: Spool, entry: SpoolEntry, idle: Option<String>) -> Arc<AtomicBool> {
+fn watchdog(deadline: Instant, spool: Spool, accepted: Arc<Accepted>, idle: Option<String>) -> Arc<AtomicBool> {
     let done = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&done);
     std::thread::spawn(move || {
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         if !flag.load(Ordering::SeqCst) {
-            let entry = SpoolEntry { reason: "the hook's deadline passed".to_owned(), ..entry };
-            match spool.append(&entry) {
+            // Spooled even if the event was stored just now: its id makes the replay store nothing.
+            match spool.append(&accepted.spool_entry("the hook's deadline passed")) {
                 Ok(path) => eprintln!("trae-mem: warning: deadline passed; the event is spooled to {}", path.display()),
                 Err(err) => eprintln!("trae-mem: deadline passed and the event could not be spooled: {err:#}"),
             }

@@ -168,14 +168,14 @@ impl<'a> Ingest<'a> {
     /// Stores an accepted event, or spools it; then replays the spool if
     /// the store is healthy. Never loses the event: the error case has
     /// spooled it. `started` is when the hook began: its deadline counts from then.
-    pub fn deliver(&self, accepted: Accepted, started: Instant) -> Result<Outcome, Failure> {
+    pub fn deliver(&self, accepted: &Accepted, started: Instant) -> Result<Outcome, Failure> {
         let deadline = started + Duration::from_millis(self.loaded.config.hook.deadline_ms);
         let capture = &accepted.resolved.settings.capture;
         if !records(capture, &accepted.event.kind) {
             return Ok(Outcome::default());
         }
         let spool = Spool::new(&self.loaded.home);
-        match self.store(&accepted, deadline) {
+        match self.store(accepted, deadline) {
             Ok(Stored { store, warnings }) => {
                 let mut outcome = Outcome { warnings, ..Outcome::default() };
                 if let Err(err) = store.tidy_wal() {
@@ -295,7 +295,7 @@ impl<'a> Ingest<'a> {
             });
             let Ok(mut accepted) = accepted else { continue };
             accepted.received_at = letter.received_at;
-            if self.deliver(accepted, Instant::now()).is_ok() {
+            if self.deliver(&accepted, Instant::now()).is_ok() {
                 spool.remove_dead_letter(&letter)?;
                 revived += 1;
             }

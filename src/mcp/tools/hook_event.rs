@@ -72,7 +72,7 @@ fn hook_event(memory: &Memory, input: HookEventInput) -> Result<HookEventOutput,
     })?;
     let event = accepted.event.kind.name().to_owned();
     let adapter_name = accepted.adapter.name().to_owned();
-    let outcome = ingest.deliver(accepted, started).map_err(|failure| ToolError(failure.message))?;
+    let outcome = ingest.deliver(&accepted, started).map_err(|failure| ToolError(failure.message))?;
     Ok(HookEventOutput {
         event,
         client: adapter_name,
