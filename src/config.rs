@@ -111,11 +111,13 @@ pub struct Limits {
     pub memory_mb: u64,
     /// The most bytes a call may return (all texts together). Default: 1048576.
     pub max_output_bytes: u64,
+    /// The most observations one event handler call may return. Default: 100.
+    pub max_observations: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { timeout_ms: 500, memory_mb: 64, max_output_bytes: 1 << 20 }
+        Self { timeout_ms: 500, memory_mb: 64, max_output_bytes: 1 << 20, max_observations: 100 }
     }
 }
 
@@ -398,8 +400,12 @@ fn check(config: &Config) -> Result<()> {
         {
             bail!("plugin {:?}: `sha256` must be 64 hex digits, not {pin:?}", plugin.name);
         }
-        if plugin.limits.timeout_ms == 0 || plugin.limits.memory_mb == 0 {
-            bail!("plugin {:?}: limits.timeout_ms and limits.memory_mb must be above 0", plugin.name);
+        let limits = &plugin.limits;
+        if limits.timeout_ms == 0 || limits.memory_mb == 0 || limits.max_observations == 0 {
+            bail!(
+                "plugin {:?}: limits.timeout_ms, limits.memory_mb and limits.max_observations must be above 0",
+                plugin.name
+            );
         }
     }
     Ok(())

@@ -14,13 +14,15 @@ mod wit;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use anyhow::{Context, Result, anyhow, bail};
-use wasmtime::Trap;
 use wasmtime::component::Component;
 
 use crate::config::{Config, PluginDecl, Role};
 use crate::store::Observation;
-use wit::since_v0_1_0::{event_handler::EventHandler, host::Level, sampler::Sampler, summarizer::Summarizer, types};
+use wit::since_v0_1_0::host::Level;
+use wit::{Handler, Sampler, Summarizer, Version};
 
 /// An observation a plugin asked to record.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -107,15 +109,17 @@ impl<'a> Plugins<'a> {
     /// Compiles (or loads from cache) and instantiates a plugin, checking it
     /// implements its role's world. For `plugins check`.
     pub fn check(&self, plugin: &PluginDecl) -> Result<cache::Source> {
-        let (component, source) = self.load(plugin)?;
+        let (component, version, source) = self.load(plugin)?;
         let runtime = sandbox::runtime()?;
         let mut store = sandbox::store(runtime, plugin)?;
         let linker = &runtime.linker;
-        let instantiated = match plugin.role {
-            Role::EventHandler => EventHandler::instantiate(&mut store, &component, linker).map(drop),
-            Role::Sampler => Sampler::instantiate(&mut store, &component, linker).map(drop),
-            Role::Summarizer => Summarizer::instantiate(&mut store, &component, linker).map(drop),
-        };
+        let instantiated = block_on(async {
+            match plugin.role {
+                Role::EventHandler => Handler::instantiate(version, &mut store, &component, linker).await.map(drop),
+                Role::Sampler => Sampler::instantiate(version, &mut store, &component, linker).await.map(drop),
+                Role::Summarizer => Summarizer::instantiate(version, &mut store, &component, linker).await.map(drop),
+            }
+        })?;
         instantiated.map_err(|e| {
             anyhow!("plugin {}: it does not implement the {} world: {e}", plugin.name, plugin.role.as_str())
         })?;
@@ -124,13 +128,20 @@ impl<'a> Plugins<'a> {
 
     /// Asks an event handler for the observations of one event.
     pub fn handle(&self, plugin: &PluginDecl, event: &str, payload: &str) -> Result<Vec<PluginObservation>> {
-        let observations = self.call(plugin, |store, component, linker| {
-            EventHandler::instantiate(&mut *store, component, linker)?.call_handle(&mut *store, event, payload)
+        let observations = self.call(plugin, async |store, component, version, linker| {
+            Handler::instantiate(version, &mut *store, component, linker)
+                .await?
+                .handle(&mut *store, event, payload)
+                .await
         })?;
-        let observations: Vec<PluginObservation> = observations
-            .into_iter()
-            .map(|o| PluginObservation { kind: o.kind, content: o.content, tool: o.tool, tags: o.tags })
-            .collect();
+        if observations.len() > plugin.limits.max_observations {
+            bail!(
+                "plugin {}: returned {} observations, more than its limits.max_observations of {}",
+                plugin.name,
+                observations.len(),
+                plugin.limits.max_observations
+            );
+        }
         let bytes: usize = observations
             .iter()
             .map(|o| o.kind.len() + o.content.len() + o.tags.iter().map(String::len).sum::<usize>())
@@ -145,14 +156,11 @@ impl<'a> Plugins<'a> {
     /// Asks a sampler to shrink a tool's output to `budget` characters.
     pub fn sample(&self, plugin: &PluginDecl, tool: &str, input: &str, output: &str, budget: usize) -> Result<Sample> {
         let budget32 = u32::try_from(budget).unwrap_or(u32::MAX);
-        let sample = self.call(plugin, |store, component, linker| {
-            Sampler::instantiate(&mut *store, component, linker)?.call_sample(
-                &mut *store,
-                tool,
-                input,
-                output,
-                budget32,
-            )
+        let sample = self.call(plugin, async |store, component, version, linker| {
+            Sampler::instantiate(version, &mut *store, component, linker)
+                .await?
+                .sample(&mut *store, tool, input, output, budget32)
+                .await
         })?;
         check_size(plugin, sample.text.len() + sample.dropped.len())?;
         // The budget is the host's to keep, whatever the plugin returns.
@@ -166,62 +174,54 @@ impl<'a> Plugins<'a> {
         facts: &SessionFacts,
         observations: &[Observation],
     ) -> Result<(String, String)> {
-        let facts = types::SessionFacts {
-            id: facts.id.clone(),
-            project: facts.project.clone(),
-            started_at: facts.started_at,
-            ended_at: facts.ended_at,
-        };
-        let recorded: Vec<types::Recorded> = observations
-            .iter()
-            .filter(|o| !o.private)
-            .map(|o| types::Recorded {
-                id: o.id,
-                ts: o.ts,
-                kind: o.kind.to_string(),
-                tool: o.tool.clone(),
-                content: o.content.clone(),
-                tags: o.tags.clone(),
-            })
-            .collect();
-        let summary = self.call(plugin, |store, component, linker| {
-            Summarizer::instantiate(&mut *store, component, linker)?.call_summarize(&mut *store, &facts, &recorded)
+        let (brief, detailed) = self.call(plugin, async |store, component, version, linker| {
+            Summarizer::instantiate(version, &mut *store, component, linker)
+                .await?
+                .summarize(&mut *store, facts, observations)
+                .await
         })?;
-        check_size(plugin, summary.brief.len() + summary.detailed.len())?;
-        if summary.brief.trim().is_empty() {
+        check_size(plugin, brief.len() + detailed.len())?;
+        if brief.trim().is_empty() {
             bail!("plugin {}: returned an empty brief summary", plugin.name);
         }
         Ok((
-            crate::text::clip(&summary.brief, crate::summarize::BRIEF_CHARS),
-            crate::text::clip(&summary.detailed, crate::summarize::DETAILED_CHARS),
+            crate::text::clip(&brief, crate::summarize::BRIEF_CHARS),
+            crate::text::clip(&detailed, crate::summarize::DETAILED_CHARS),
         ))
     }
 
-    fn load(&self, plugin: &PluginDecl) -> Result<(Component, cache::Source)> {
+    fn load(&self, plugin: &PluginDecl) -> Result<(Component, Version, cache::Source)> {
         let runtime = sandbox::runtime()?;
         let (component, source) =
             cache::load(&runtime.engine, &plugin.path, plugin.sha256.as_deref(), &self.cache_dir(), self.may_compile)
                 .map_err(|e| anyhow!("plugin {} ({}): {e:#}", plugin.name, plugin.path.display()))?;
-        wit::version_of(&component, &runtime.engine).map_err(|e| anyhow!("plugin {}: {e:#}", plugin.name))?;
-        Ok((component, source))
+        let version = Version::of(&component, &runtime.engine).map_err(|e| anyhow!("plugin {}: {e:#}", plugin.name))?;
+        Ok((component, version, source))
     }
 
-    /// Runs one call in a fresh sandbox, turning every way it can fail
-    /// (a trap, the deadline, the memory limit, the plugin's own error)
-    /// into an error that names the plugin; logs what it printed.
+    /// Runs one call in a fresh sandbox, under a timer that ends it at the
+    /// plugin's time limit wherever the guest is (running, or waiting in a
+    /// WASI call), and turns every way it can fail (a trap, the time limit,
+    /// the memory limit, too much output, the plugin's own error) into an
+    /// error that names the plugin; logs what it printed.
     fn call<T>(
         &self,
         plugin: &PluginDecl,
-        f: impl FnOnce(
+        f: impl AsyncFnOnce(
             &mut wasmtime::Store<sandbox::State>,
             &Component,
+            Version,
             &wasmtime::component::Linker<sandbox::State>,
         ) -> wasmtime::Result<Result<T, String>>,
     ) -> Result<T> {
-        let (component, _) = self.load(plugin)?;
+        let (component, version, _) = self.load(plugin)?;
         let runtime = sandbox::runtime()?;
         let mut store = sandbox::store(runtime, plugin)?;
-        let result = f(&mut store, &component, &runtime.linker);
+        let limit = Duration::from_millis(plugin.limits.timeout_ms);
+        let result = block_on(async {
+            // Made inside the runtime: a timer needs one to exist.
+            tokio::time::timeout(limit, f(&mut store, &component, version, &runtime.linker)).await
+        })?;
         let state = store.data();
         let (stdout, stderr) = state.output();
         for (level, message) in &state.logged {
@@ -232,26 +232,38 @@ impl<'a> Plugins<'a> {
                 log_line(self.home, &plugin.name, stream, &crate::text::clip(text.trim_end(), 4000));
             }
         }
+        let name = &plugin.name;
         match result {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(message)) => bail!("plugin {}: returned an error: {message}", plugin.name),
-            Err(_) if state.memory_exceeded() => bail!(
-                "plugin {}: tried to use more than its limit of {} MB of memory and was stopped",
-                plugin.name,
+            Err(_elapsed) => {
+                bail!("plugin {name}: took longer than its limit of {} ms and was stopped", plugin.limits.timeout_ms)
+            }
+            Ok(Ok(Ok(value))) => Ok(value),
+            Ok(Ok(Err(message))) => bail!("plugin {name}: returned an error: {message}"),
+            Ok(Err(_)) if state.memory_exceeded() => bail!(
+                "plugin {name}: tried to use more than its limit of {} MB of memory and was stopped",
                 plugin.limits.memory_mb
             ),
-            Err(err) => Err(explain_trap(plugin, err)),
+            Ok(Err(_)) if let Some(stream) = state.flooded() => bail!(
+                "plugin {name}: wrote more than {} KB to its {stream} and was stopped",
+                sandbox::CAPTURE_BYTES >> 10
+            ),
+            Ok(Err(err)) => bail!("plugin {name}: crashed (trap): {}", crate::text::clip(&format!("{err:#}"), 500)),
         }
     }
 }
 
-/// Says what a trap means for the user.
-fn explain_trap(plugin: &PluginDecl, err: wasmtime::Error) -> anyhow::Error {
-    let name = &plugin.name;
-    if err.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-        return anyhow!("plugin {name}: took longer than its limit of {} ms and was stopped", plugin.limits.timeout_ms);
-    }
-    anyhow!("plugin {name}: crashed (trap): {}", crate::text::clip(&format!("{err:#}"), 500))
+/// Runs a plugin call to completion on a runtime of its own, on this
+/// thread. A runtime is cheap to make (tens of microseconds) and leaves
+/// nothing behind: a guest's blocked file read, if any, is abandoned rather
+/// than waited for.
+fn block_on<T>(future: impl Future<Output = T>) -> Result<T> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .context("cannot start the plugin runtime")?;
+    let value = runtime.block_on(future);
+    runtime.shutdown_background();
+    Ok(value)
 }
 
 fn check_size(plugin: &PluginDecl, bytes: usize) -> Result<()> {

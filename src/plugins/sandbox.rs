@@ -1,14 +1,27 @@
 //! What a plugin runs inside: a fresh `Store` per call, holding a WASI
 //! context that grants nothing beyond the plugin's `grants`, captured and
-//! capped stdout and stderr, a memory limit, and an epoch deadline.
+//! capped stdout and stderr, and a memory limit.
+//!
+//! Calls run asynchronously (see `Plugins::call`), under a timer that ends
+//! the call at its time limit wherever the guest is. An epoch deadline alone
+//! would only interrupt running wasm code: a guest blocked in a host call
+//! (sleeping on a WASI clock, waiting on a poll) would hold the hook until
+//! its watchdog fired. Here running code yields at every epoch tick, and a
+//! guest waiting in WASI waits on a future that the timer drops.
 
-use std::sync::OnceLock;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context as _, Result};
+use bytes::Bytes;
+use tokio::io::AsyncWrite;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 use wasmtime_wasi::{FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::wit::since_v0_1_0::host;
@@ -17,9 +30,9 @@ use crate::config::PluginDecl;
 /// How often the engine's epoch advances: the granularity of timeouts.
 const TICK: Duration = Duration::from_millis(5);
 
-/// The most bytes kept of a plugin's stdout, and of its stderr. Writing more
-/// traps the plugin, which then counts as failed.
-const CAPTURE_BYTES: usize = 64 << 10;
+/// The most bytes a plugin may write to its stdout, and to its stderr.
+/// Writing more traps the plugin, which then counts as failed.
+pub const CAPTURE_BYTES: usize = 64 << 10;
 
 /// The engine and the linker every plugin shares, made once per process and
 /// only by the processes that run a plugin.
@@ -40,7 +53,7 @@ pub fn runtime() -> Result<&'static Runtime> {
     let mut linker = Linker::new(&engine);
     // Guests built with a standard library import WASI even when they never
     // use it; link it, with a context that grants nothing.
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     host::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)?;
     let ticker = engine.clone();
     std::thread::spawn(move || {
@@ -60,8 +73,8 @@ pub struct State {
     config_json: String,
     /// Lines the plugin logged through `host.log`.
     pub logged: Vec<(host::Level, String)>,
-    stdout: MemoryOutputPipe,
-    stderr: MemoryOutputPipe,
+    stdout: CappedOutput,
+    stderr: CappedOutput,
 }
 
 impl WasiView for State {
@@ -118,8 +131,12 @@ impl State {
 
     /// What the plugin wrote to stdout and stderr.
     pub fn output(&self) -> (String, String) {
-        let text = |pipe: &MemoryOutputPipe| String::from_utf8_lossy(&pipe.contents()).into_owned();
-        (text(&self.stdout), text(&self.stderr))
+        (self.stdout.text(), self.stderr.text())
+    }
+
+    /// The stream the plugin tried to write more than `CAPTURE_BYTES` to, if any.
+    pub fn flooded(&self) -> Option<&'static str> {
+        [(&self.stdout, "stdout"), (&self.stderr, "stderr")].into_iter().find(|(o, _)| o.overflowed()).map(|(_, n)| n)
     }
 }
 
@@ -146,8 +163,8 @@ impl HostMonotonicClock for Frozen {
 
 /// A fresh store for one call of `plugin`, with its limits and grants.
 pub fn store(runtime: &Runtime, plugin: &PluginDecl) -> Result<Store<State>> {
-    let stdout = MemoryOutputPipe::new(CAPTURE_BYTES);
-    let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
+    let stdout = CappedOutput::default();
+    let stderr = CappedOutput::default();
     let mut wasi = WasiCtxBuilder::new();
     wasi.stdout(stdout.clone())
         .stderr(stderr.clone())
@@ -176,7 +193,98 @@ pub fn store(runtime: &Runtime, plugin: &PluginDecl) -> Result<Store<State>> {
     };
     let mut store = Store::new(&runtime.engine, state);
     store.limiter(|state| &mut state.limits);
-    let ticks = plugin.limits.timeout_ms.div_ceil(TICK.as_millis() as u64).max(1);
-    store.set_epoch_deadline(ticks);
+    // Running code yields to the call's timer at every tick.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_async_yield_and_update(1);
     Ok(store)
+}
+
+/// A plugin's stdout or stderr: kept in memory up to `CAPTURE_BYTES`; a
+/// write past that traps the plugin and marks the stream as flooded. (WASI's
+/// own memory pipe instead refuses the write, and a guest that ignores the
+/// error carries on.)
+#[derive(Clone, Default)]
+struct CappedOutput {
+    buffer: Arc<Mutex<Vec<u8>>>,
+    overflowed: Arc<AtomicBool>,
+}
+
+impl CappedOutput {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.buffer.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
+
+    fn overflowed(&self) -> bool {
+        self.overflowed.load(Ordering::Relaxed)
+    }
+
+    /// Keeps `bytes`, or says the cap is passed.
+    fn keep(&self, bytes: &[u8]) -> bool {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
+        if buffer.len() + bytes.len() > CAPTURE_BYTES {
+            self.overflowed.store(true, Ordering::Relaxed);
+            return false;
+        }
+        buffer.extend_from_slice(bytes);
+        true
+    }
+}
+
+impl IsTerminal for CappedOutput {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for CappedOutput {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+#[async_trait::async_trait]
+impl OutputStream for CappedOutput {
+    fn write(&mut self, bytes: Bytes) -> Result<(), StreamError> {
+        if self.keep(&bytes) {
+            Ok(())
+        } else {
+            Err(StreamError::Trap(wasmtime::format_err!("wrote more than {CAPTURE_BYTES} bytes of output")))
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), StreamError> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> Result<usize, StreamError> {
+        // Always room: the write past the cap is the one that traps.
+        Ok(CAPTURE_BYTES)
+    }
+}
+
+#[async_trait::async_trait]
+impl Pollable for CappedOutput {
+    async fn ready(&mut self) {}
+}
+
+impl AsyncWrite for CappedOutput {
+    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Poll::Ready(if self.keep(buf) {
+            Ok(buf.len())
+        } else {
+            Err(std::io::Error::other(format!("wrote more than {CAPTURE_BYTES} bytes of output")))
+        })
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
 }

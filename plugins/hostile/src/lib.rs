@@ -45,6 +45,28 @@ impl Guest for Hostile {
                 let vars: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
                 Ok(note(format!("env: [{}]", vars.join(", "))))
             }
+            // Blocks in a WASI clock call, where no epoch deadline reaches it.
+            "sleep" => {
+                std::thread::sleep(std::time::Duration::from_secs(10));
+                Ok(note("slept".into()))
+            }
+            // Waits on a pollable again and again, a millisecond at a time.
+            "poll-loop" => loop {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            },
+            // Writes far past the stdout cap, ignoring every failed write.
+            "quiet-flood" => {
+                use std::io::Write;
+                let mut out = std::io::stdout();
+                for _ in 0..100_000 {
+                    let _ = out.write_all(b"flood flood flood flood flood flood flood flood\n");
+                }
+                Ok(note("flooded quietly".into()))
+            }
+            // Far more observations than a hook should store for one event.
+            "many" => Ok((0..1000)
+                .map(|i| Observation { kind: "note".into(), content: format!("{i}"), tool: None, tags: vec![] })
+                .collect()),
             "bad-output" => Ok(vec![Observation { kind: "".into(), content: "".into(), tool: None, tags: vec![] }]),
             other => Err(format!("unknown mode {other:?}")),
         }
