@@ -393,3 +393,27 @@ fn plugins_run_tries_one_plugin_on_a_payload() {
     assert_eq!(out[0]["content"], "file changed: change /home/dev/src/watchers/notes.txt");
     home.run(&["plugins", "run", "nope"], Some(b"{}")).code(1);
 }
+
+/// A component that claims a version of the plugin interface this host does
+/// not know is refused before it is instantiated, with the versions it does
+/// know; a hook for its event still records the plain note.
+#[test]
+fn a_plugin_built_for_a_future_interface_version_is_refused_by_name() {
+    let home = Home::new();
+    let component = wat::parse_str(r#"(component (import "trae-mem:plugin/host@0.9.0" (instance)))"#).unwrap();
+    let path = home.write("future.wasm", &component);
+    declare(
+        &home,
+        &format!(
+            "[[plugins]]\nname = \"future\"\npath = \"{}\"\nrole = \"event-handler\"\nevents = [\"Future\"]\n",
+            path.display()
+        ),
+    );
+    let expected = "plugin future: built against trae-mem:plugin@0.9.0, but this trae-mem supports \
+                    trae-mem:plugin@0.1.0; rebuild the plugin against one of those, or upgrade trae-mem";
+    let check = home.run(&["plugins", "check"], None).code(1);
+    assert!(check.stdout.contains(expected) || check.stderr.contains(expected), "{check}");
+    let run = hook(&home, &["--event", "Future"], json!({"session_id": "s", "cwd": "/p", "detail": "kept"})).ok();
+    assert!(run.stderr.contains(expected), "{run}");
+    assert_eq!(rows(&home)[0].1, "Future detail=kept");
+}
