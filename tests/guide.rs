@@ -1,0 +1,151 @@
+//! `plugins/README.md`, followed as written: its code blocks become a Rust
+//! crate and a Python app, built with the commands it gives, declared with
+//! its TOML, and driven through a real hook. A guide that stops working
+//! fails here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::util::{Home, Run, run_command};
+
+/// The code blocks of one section of the guide, in order, as (language, text),
+/// with the indentation of list items taken off.
+fn blocks(section: &str) -> Vec<(String, String)> {
+    let guide = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/README.md")).unwrap();
+    let start = guide.find(&format!("## {section}\n")).unwrap_or_else(|| panic!("no section {section:?}"));
+    let body = &guide[start + 3..];
+    let body = &body[..body.find("\n## ").unwrap_or(body.len())];
+    let mut found = Vec::new();
+    let mut lines = body.lines();
+    while let Some(line) = lines.next() {
+        let Some(lang) = line.trim_start().strip_prefix("```") else { continue };
+        let indent = line.len() - line.trim_start().len();
+        let mut text = String::new();
+        for line in lines.by_ref() {
+            if line.trim_start().starts_with("```") {
+                break;
+            }
+            text.push_str(line.get(indent..).unwrap_or(line.trim_start()));
+            text.push('\n');
+        }
+        found.push((lang.to_owned(), text));
+    }
+    found
+}
+
+/// The one block of `lang` at `index` among those of that language.
+fn block(blocks: &[(String, String)], lang: &str, index: usize) -> String {
+    blocks.iter().filter(|(l, _)| l == lang).nth(index).unwrap_or_else(|| panic!("no {lang} block {index}")).1.clone()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().map(Result::unwrap) {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A command run in `dir` without the variables cargo sets for this test,
+/// so that a nested build starts clean.
+fn clean_command(program: &str, dir: &Path) -> Command {
+    let mut command = Command::new(program);
+    command.current_dir(dir);
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("CARGO_") && key != "CARGO_HOME" || key == "RUSTFLAGS" || key == "RUSTC_WRAPPER" {
+            command.env_remove(&key);
+        }
+    }
+    command
+}
+
+/// Declares the guide's plugin in `project`, checks it, and sends a Stop
+/// whose answer holds two TODO lines through a real hook run there.
+fn drive(home: &Home, project: &Path, declaration: &str) -> Vec<(String, String)> {
+    std::fs::write(project.join("trae-mem.toml"), declaration).unwrap();
+    let mut check = home.command(&["plugins", "check"]);
+    check.current_dir(project);
+    let checked = run_command(check, &["plugins", "check"], None).ok();
+    assert!(checked.stdout.contains("ok   todos"), "{checked}");
+    let payload = json!({"session_id": "guide", "cwd": project, "hook_event_name": "Stop",
+        "last_assistant_message": "Done.\nTODO: measure the import\nTODO: write the changelog"});
+    let mut hook = home.command(&["hook"]);
+    hook.current_dir(project);
+    let run: Run = run_command(hook, &["hook"], Some(&serde_json::to_vec(&payload).unwrap())).ok();
+    assert!(!run.stderr.contains("plugin"), "no plugin warning: {run}");
+    let db = home.db();
+    let mut stmt = db.prepare("SELECT kind, content FROM observations WHERE kind = 'todo' ORDER BY id").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+fn todos() -> Vec<(String, String)> {
+    vec![
+        ("todo".to_owned(), "TODO: measure the import".to_owned()),
+        ("todo".to_owned(), "TODO: write the changelog".to_owned()),
+    ]
+}
+
+#[test]
+fn the_rust_guide_builds_a_plugin_that_a_hook_runs() {
+    let home = Home::new();
+    let guide = blocks("A plugin in Rust, step by step");
+    let krate = home.work().join("todos");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(krate.join("Cargo.toml"), block(&guide, "toml", 0)).unwrap();
+    std::fs::write(krate.join("src/lib.rs"), block(&guide, "rust", 0)).unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("wit"), &krate.join("wit"));
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut build = clean_command(&cargo, &krate);
+    build.args(["build", "--release", "--target", "wasm32-wasip2"]);
+    run_command(build, &["cargo", "build"], None).ok();
+    assert!(krate.join("target/wasm32-wasip2/release/todos.wasm").exists());
+
+    assert_eq!(drive(&home, &krate, &block(&guide, "toml", 1)), todos());
+}
+
+/// componentize-py, from `TRAE_MEM_TEST_COMPONENTIZE_PY` (set by
+/// `scripts/test`), or `None` with a loud skip; under `CI=true` a missing
+/// tool is a failure.
+fn componentize_py() -> Option<PathBuf> {
+    let found = std::env::var_os("TRAE_MEM_TEST_COMPONENTIZE_PY").map(PathBuf::from).filter(|p| p.exists());
+    if found.is_none() {
+        let message = "componentize-py is not installed (TRAE_MEM_TEST_COMPONENTIZE_PY is unset): \
+                       run scripts/test, which installs it";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+        eprintln!("SKIPPED the Python plugin guide: {message}");
+    }
+    found
+}
+
+#[test]
+fn the_python_guide_builds_a_plugin_that_a_hook_runs() {
+    let Some(componentize) = componentize_py() else { return };
+    let home = Home::new();
+    let guide = blocks("A plugin in Python");
+    let app = home.work().join("py-todos");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(app.join("app.py"), block(&guide, "python", 0)).unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("wit"), &app.join("wit"));
+
+    let command_line = block(&guide, "sh", 0);
+    let mut words = command_line.split_whitespace();
+    assert_eq!(words.next(), Some("componentize-py"), "{command_line}");
+    let mut build = clean_command(componentize.to_str().unwrap(), &app);
+    build.args(words);
+    run_command(build, &["componentize-py"], None).ok();
+
+    // The Rust guide's declaration, with the path the Python section gives.
+    let rust_guide = blocks("A plugin in Rust, step by step");
+    let declaration = block(&rust_guide, "toml", 1).replace("target/wasm32-wasip2/release/todos.wasm", "todos.wasm");
+    assert_eq!(drive(&home, &app, &declaration), todos());
+    let log = std::fs::read_to_string(home.home().join("logs/plugins.log")).unwrap();
+    assert!(log.contains("todos info: reading a ModelResponse"), "host.log reaches the plugin log\n{log}");
+}
