@@ -65,25 +65,46 @@ impl Version {
     }
 }
 
-/// An instantiated event handler, of whichever version it was built for.
-pub enum Handler {
-    V0_1_0(since_v0_1_0::event_handler::EventHandler),
+/// One world's bindings, a variant per version, and how to instantiate the
+/// variant a component's version asks for.
+macro_rules! world {
+    ($(#[$doc:meta])* $name:ident = $module:ident::$bindings:ident) => {
+        $(#[$doc])*
+        pub enum $name {
+            V0_1_0(since_v0_1_0::$module::$bindings),
+        }
+
+        impl $name {
+            pub async fn instantiate(
+                version: Version,
+                store: impl AsContextMut<Data = State>,
+                component: &Component,
+                linker: &Linker<State>,
+            ) -> wasmtime::Result<Self> {
+                match version {
+                    Version::V0_1_0 => Ok(Self::V0_1_0(
+                        since_v0_1_0::$module::$bindings::instantiate_async(store, component, linker).await?,
+                    )),
+                }
+            }
+        }
+    };
 }
 
-impl Handler {
-    pub async fn instantiate(
-        version: Version,
-        store: impl AsContextMut<Data = State>,
-        component: &Component,
-        linker: &Linker<State>,
-    ) -> wasmtime::Result<Self> {
-        match version {
-            Version::V0_1_0 => Ok(Self::V0_1_0(
-                since_v0_1_0::event_handler::EventHandler::instantiate_async(store, component, linker).await?,
-            )),
-        }
-    }
+world!(
+    /// An instantiated event handler, of whichever version it was built for.
+    Handler = event_handler::EventHandler
+);
+world!(
+    /// An instantiated sampler, of whichever version it was built for.
+    Sampler = sampler::Sampler
+);
+world!(
+    /// An instantiated summarizer, of whichever version it was built for.
+    Summarizer = summarizer::Summarizer
+);
 
+impl Handler {
     pub async fn handle(
         &self,
         store: impl AsContextMut<Data = State>,
@@ -101,25 +122,7 @@ impl Handler {
     }
 }
 
-/// An instantiated sampler, of whichever version it was built for.
-pub enum Sampler {
-    V0_1_0(since_v0_1_0::sampler::Sampler),
-}
-
 impl Sampler {
-    pub async fn instantiate(
-        version: Version,
-        store: impl AsContextMut<Data = State>,
-        component: &Component,
-        linker: &Linker<State>,
-    ) -> wasmtime::Result<Self> {
-        match version {
-            Version::V0_1_0 => {
-                Ok(Self::V0_1_0(since_v0_1_0::sampler::Sampler::instantiate_async(store, component, linker).await?))
-            }
-        }
-    }
-
     pub async fn sample(
         &self,
         store: impl AsContextMut<Data = State>,
@@ -137,25 +140,7 @@ impl Sampler {
     }
 }
 
-/// An instantiated summarizer, of whichever version it was built for.
-pub enum Summarizer {
-    V0_1_0(since_v0_1_0::summarizer::Summarizer),
-}
-
 impl Summarizer {
-    pub async fn instantiate(
-        version: Version,
-        store: impl AsContextMut<Data = State>,
-        component: &Component,
-        linker: &Linker<State>,
-    ) -> wasmtime::Result<Self> {
-        match version {
-            Version::V0_1_0 => Ok(Self::V0_1_0(
-                since_v0_1_0::summarizer::Summarizer::instantiate_async(store, component, linker).await?,
-            )),
-        }
-    }
-
     /// The brief and the detailed summary of a session's public observations.
     pub async fn summarize(
         &self,
