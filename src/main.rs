@@ -89,6 +89,12 @@ fn hook_arguments(args: &[OsString]) -> Option<Vec<OsString>> {
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     if let Some(hook_args) = hook_arguments(&args) {
+        // One malloc arena: the hook's watchdog thread would otherwise map
+        // (and at exit unmap) an arena of its own, 128 MB of address space.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
         return match HookCli::try_parse_from(hook_args) {
             Ok(hook) => hook.cmd.run(&cli::Env { home: hook.home, cwd: current_dir() }),
             // clap exits 2 on a usage error, and 2 blocks a coding agent.

@@ -219,7 +219,7 @@ impl<'a> Ingest<'a> {
         let remaining = deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE);
         let lock_wait = remaining.min(Duration::from_millis(self.loaded.config.hook.lock_wait_ms));
         let index = self.loaded.config.search.index_mode()?;
-        let options = OpenOptions { busy_timeout: lock_wait, index, may_rebuild_index: false };
+        let options = OpenOptions { busy_timeout: lock_wait, index, may_rebuild_index: false, memory_map: false };
         let mut store = Store::open(&home.join(DB_FILE), &options)?;
         let recorded = store.write(|w| {
             record::record(w, id, event, &resolved.project, *received_at, &resolved.settings.capture, &work)

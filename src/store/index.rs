@@ -89,7 +89,6 @@ pub fn create(conn: &Connection, wanted: IndexMode, support: Support) -> Result<
         "{SOURCE_VIEW}
          CREATE VIRTUAL TABLE observations_fts USING fts5(
              content, content='observations_fts_src', content_rowid='id', {options});
-         CREATE VIRTUAL TABLE observations_fts_vocab USING fts5vocab(observations_fts, row);
          INSERT INTO observations_fts(observations_fts, rank) VALUES ('hashsize', {HASH_SIZE});"
     ))?;
     Ok(mode)
@@ -111,6 +110,7 @@ pub fn is_outdated(conn: &Connection, mode: IndexMode) -> Result<bool> {
 /// Removes every index object, whatever the mode.
 pub fn drop(conn: &Connection) -> Result<()> {
     conn.execute_batch(
+        // The vocabulary table is gone from new stores; older ones have one.
         "DROP TABLE IF EXISTS observations_fts_vocab;
          DROP TABLE IF EXISTS observations_fts;
          DROP VIEW IF EXISTS observations_fts_src;",

@@ -53,11 +53,16 @@ pub struct OpenOptions {
     /// made by an older trae-mem), which reads every row. Hooks may not: they
     /// must finish within their deadline, so they leave it to a command.
     pub may_rebuild_index: bool,
+    /// Whether to read the file through a memory map. Search reads many
+    /// rows and gains (copying pages through `read()` was a quarter of a
+    /// path query); a hook reads a few pages, and mapping a large file and
+    /// unmapping it at exit cost it more than that.
+    pub memory_map: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self { busy_timeout: Duration::from_secs(5), index: None, may_rebuild_index: true }
+        Self { busy_timeout: Duration::from_secs(5), index: None, may_rebuild_index: true, memory_map: true }
     }
 }
 
@@ -94,10 +99,10 @@ impl Store {
         // `tidy_wal` checkpoints now and then instead.
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // WAL is persistent in the file; synchronous and foreign keys are per connection.
-        // Memory-mapped reads: search confirms candidates by reading their
-        // text, and copying every page through read() was a quarter of a
-        // path query's time.
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA mmap_size = 1073741824;")?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        if options.memory_map {
+            conn.execute_batch("PRAGMA mmap_size = 1073741824;")?;
+        }
         let support = tokenizer::register(&conn)?;
         let mut conn = conn;
         let index = schema::migrate(&mut conn, options.index, options.may_rebuild_index, support)
