@@ -70,7 +70,7 @@ fn every_recorded_fixture_is_accepted_and_stored() {
         ("Setup", &["note"], "Setup trigger=init"),
     ];
     let mut files: Vec<String> = std::fs::read_dir(fixtures())
-        .expect("the shared fixtures are beside the repo")
+        .expect("the recorded payloads are in tests/fixtures/claude-code")
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".json") && !n.starts_with('_'))
         .map(|n| n.trim_end_matches(".json").to_owned())

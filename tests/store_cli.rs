@@ -973,6 +973,21 @@ fn importing_twice_adds_nothing() {
 }
 
 #[test]
+fn counts_of_one_are_said_in_the_singular() {
+    let seed = Seed::new().session(S1, "/proj/alpha", T0, None).obs(1, S1, T0, "database opened");
+    let home = Home::new();
+    let file = home.write("one.jsonl", seed.jsonl().as_bytes());
+    let run = home.run(&["import", file.to_str().unwrap()], None).ok();
+    assert_eq!(run.stdout, "imported 1 session, 1 observation, 0 summaries (0 already present)\n", "{run}");
+    let run = home.run(&["export"], None).ok();
+    assert_eq!(run.stderr, "exported 2 records\n", "{run}");
+    let lone = Home::new();
+    Seed::new().session(S1, "/proj/alpha", T0, None).import(&lone);
+    let run = lone.run(&["export"], None).ok();
+    assert_eq!(run.stderr, "exported 1 record\n", "{run}");
+}
+
+#[test]
 fn importing_another_stores_rows_with_taken_ids_once() {
     // Two machines number their observations from 1.
     let here = Seed::new().session(S1, "/proj/alpha", T0, None).obs(1, S1, T0 + MINUTE, "local one").obs(

@@ -149,7 +149,8 @@ pub fn run_command(mut cmd: Command, args: &[&str], stdin: Option<&[u8]>) -> Run
     }
 }
 
-/// The shared fixtures directory (`../shared/fixtures` beside the repo).
+/// The recorded Claude Code payloads, kept in the repository so that a bare
+/// clone tests itself.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/claude-code")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code")
 }

@@ -1,4 +1,4 @@
-//! Claude Code: payloads as recorded in `shared/fixtures/claude-code/`.
+//! Claude Code: payloads as recorded in `tests/fixtures/claude-code/`.
 //! Codex CLI sends the same shape (see `codex.rs`).
 
 use std::path::PathBuf;

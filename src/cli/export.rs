@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{Env, project_arg};
+use super::{Env, output, project_arg};
 
 /// Write memory to JSON lines (lossless).
 ///
@@ -33,7 +33,7 @@ impl Cmd {
             None => Box::new(BufWriter::new(std::io::stdout().lock())),
         };
         let records = store.export(project.as_deref(), &mut out)?;
-        eprintln!("exported {records} records");
+        eprintln!("exported {}", output::count(records, "record", "records"));
         Ok(())
     }
 }

@@ -39,8 +39,11 @@ impl Cmd {
             return output::json(&report);
         }
         println!(
-            "imported {} sessions, {} observations, {} summaries ({} already present)",
-            report.sessions, report.observations, report.summaries, report.duplicates
+            "imported {}, {}, {} ({} already present)",
+            output::count(report.sessions, "session", "sessions"),
+            output::count(report.observations, "observation", "observations"),
+            output::count(report.summaries, "summary", "summaries"),
+            report.duplicates
         );
         Ok(())
     }

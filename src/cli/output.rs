@@ -13,6 +13,11 @@ pub fn colour() -> bool {
         && (std::io::stdout().is_terminal() || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
 }
 
+/// "1 session", "2 sessions": a count with its noun, in the right number.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+}
+
 /// A text style for one span.
 #[derive(Clone, Copy)]
 pub enum Style {

@@ -121,7 +121,7 @@ impl Cmd {
                     output::json(&checked)?;
                 } else {
                     let c = output::colour();
-                    println!("config ok ({} plugins)", checked.len());
+                    println!("config ok ({})", output::count(checked.len() as u64, "plugin", "plugins"));
                     for check in &checked {
                         match &check.error {
                             None => println!("{} {}", output::paint("ok  ", Style::Green, c), check.name),
@@ -130,7 +130,7 @@ impl Cmd {
                     }
                 }
                 if failed > 0 {
-                    bail!("{failed} of {} plugins failed the check", checked.len());
+                    bail!("{failed} of {} failed the check", output::count(checked.len() as u64, "plugin", "plugins"));
                 }
                 Ok(())
             }

@@ -83,8 +83,10 @@ impl Cmd {
                     return output::json(&report);
                 }
                 println!(
-                    "stored {} spooled events; {} still waiting; {} dead letters stored",
-                    report.stored, report.remaining, report.revived
+                    "stored {}; {} still waiting; {} stored",
+                    output::count(report.stored as u64, "spooled event", "spooled events"),
+                    report.remaining,
+                    output::count(report.revived as u64, "dead letter", "dead letters")
                 );
                 Ok(())
             }
