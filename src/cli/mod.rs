@@ -19,7 +19,7 @@ pub mod timeline;
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use trae_mem::config::{self, Loaded};
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
@@ -37,9 +37,28 @@ impl Env {
         config::load(&self.cwd, self.home.as_deref())
     }
 
-    /// Loads the config and opens the store in its home.
+    /// Loads the config and opens the store in its home, creating it if
+    /// needed: for commands that write.
     pub fn open(&self) -> Result<(Loaded, Store)> {
         let loaded = self.load_config()?;
+        let store = open_store(&loaded)?;
+        Ok((loaded, store))
+    }
+
+    /// Loads the config and opens the store in its home, which must exist:
+    /// for commands that only read. A mistyped `--home` is then an error
+    /// that names the home, not a new empty database and "no matches".
+    pub fn open_existing(&self) -> Result<(Loaded, Store)> {
+        let loaded = self.load_config()?;
+        let db = loaded.home.join(DB_FILE);
+        if !db.exists() {
+            bail!(
+                "there is no memory in {}: {} does not exist. Hooks create it on their first event: \
+                 run `trae-mem install <client>` (or try `trae-mem demo`), or check --home and TRAE_MEM_HOME",
+                loaded.home.display(),
+                db.display()
+            );
+        }
         let store = open_store(&loaded)?;
         Ok((loaded, store))
     }

@@ -76,7 +76,7 @@ struct SearchOutput<'a> {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open()?;
+        let (_, store) = env.open_existing()?;
         let text = self.query.join(" ");
         let request = SearchRequest {
             text: text.clone(),

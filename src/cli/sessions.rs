@@ -23,7 +23,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open()?;
+        let (_, store) = env.open_existing()?;
         let sessions = store.sessions(project_arg(self.project.as_deref())?.as_deref(), self.limit)?;
         if self.json {
             return output::json(&sessions);

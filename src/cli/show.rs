@@ -21,7 +21,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open()?;
+        let (_, store) = env.open_existing()?;
         let detail = store.session_detail(&self.session)?;
         if self.json {
             return output::json(&detail);

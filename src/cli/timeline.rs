@@ -25,7 +25,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open()?;
+        let (_, store) = env.open_existing()?;
         let timeline = store.timeline(self.id, self.window)?;
         if self.json {
             return output::json(&timeline);
