@@ -116,8 +116,9 @@ impl<'a> Ingest<'a> {
     /// Accepts a hook's payload as it came on stdin. What cannot be read
     /// is kept byte for byte as a dead letter.
     pub fn accept_bytes(&self, client: &str, event: Option<&str>, stdin: &[u8]) -> Result<Accepted, Failure> {
-        let origin = origin_here(client);
-        let accepted = read_json(stdin).and_then(|payload| self.accept_value(client, event, payload, origin.clone()));
+        let adapter = adapters::for_client(client).map_err(|e| format!("{e:#}"));
+        let origin = origin_here(adapter.as_deref().ok());
+        let accepted = read_json(stdin).and_then(|payload| self.accept_with(adapter?, event, payload, origin.clone()));
         accepted.map_err(|error| self.dead_letter(stdin, client, event, origin, error))
     }
 
@@ -151,10 +152,21 @@ impl<'a> Ingest<'a> {
         &self,
         client: &str,
         event: Option<&str>,
-        mut payload: Value,
+        payload: Value,
         origin: Origin,
     ) -> Result<Accepted, String> {
         let adapter = adapters::for_client(client).map_err(|e| format!("{e:#}"))?;
+        self.accept_with(adapter, event, payload, origin)
+    }
+
+    /// `accept_value`, with the client's adapter already looked up.
+    fn accept_with(
+        &self,
+        adapter: Box<dyn Adapter>,
+        event: Option<&str>,
+        mut payload: Value,
+        origin: Origin,
+    ) -> Result<Accepted, String> {
         if !payload.is_object() {
             return Err("the hook payload is JSON but not an object".to_owned());
         }
@@ -274,7 +286,7 @@ impl<'a> Ingest<'a> {
         let resolved = match &entry.resolved {
             Some(resolved) => resolved.clone(),
             None => {
-                let project = crate::project::identify(&origin_here(&entry.client).project_dir_of(&event));
+                let project = crate::project::identify(&origin_here(Some(adapter.as_ref())).project_dir_of(&event));
                 Resolved { project, settings: self.loaded.config.ingest_settings() }
             }
         };
@@ -363,12 +375,10 @@ fn read_json(bytes: &[u8]) -> Result<Value, String> {
     serde_json::from_slice(bytes).map_err(|e| format!("the hook payload is not valid JSON ({e})"))
 }
 
-/// Where an event from `client` arrives from, as this process sees it.
-fn origin_here(client: &str) -> Origin {
-    Origin {
-        project_dir: adapters::for_client(client).ok().and_then(|a| a.project_dir_from_env()),
-        cwd: std::env::current_dir().ok(),
-    }
+/// Where an event arrives from, as this process sees it, for the client
+/// `adapter` reads (none when the client is unknown).
+fn origin_here(adapter: Option<&dyn Adapter>) -> Origin {
+    Origin { project_dir: adapter.and_then(Adapter::project_dir_from_env), cwd: std::env::current_dir().ok() }
 }
 
 /// A new event id: a UUIDv7, so that ids recorded together sit together in
