@@ -179,6 +179,13 @@ pub struct ContextSettings {
     pub budget_chars: usize,
     /// The most past sessions summarized. Default: 5.
     pub sessions: usize,
+    /// With each prompt, add the project's earlier memories relevant to it
+    /// (for clients that take context then). Default: true.
+    pub on_prompt: bool,
+    /// The most memories added to a prompt. Default: 3.
+    pub prompt_hits: usize,
+    /// The most characters added to a prompt. Default: 1500.
+    pub prompt_budget_chars: usize,
 }
 
 /// How a hook process behaves.
@@ -224,7 +231,7 @@ impl Default for Privacy {
 
 impl Default for ContextSettings {
     fn default() -> Self {
-        Self { inject: true, budget_chars: 4000, sessions: 5 }
+        Self { inject: true, budget_chars: 4000, sessions: 5, on_prompt: true, prompt_hits: 3, prompt_budget_chars: 1500 }
     }
 }
 

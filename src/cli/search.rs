@@ -11,9 +11,13 @@ use trae_mem::timefmt;
 
 /// Search memory.
 ///
-/// Several words must all match, in any order; "quoted text" matches as written. Matching is
-/// by substring and ignores case, in any language. With no query, lists the most recent
-/// observations.
+/// Ask the way you would ask a colleague, in English or Chinese ("how did we fix the crash on
+/// an empty config", "上次批量导入为什么会超时"), or paste an identifier, a path or an error.
+/// Hits that hold every term come first, then those holding the rarest terms. Words also match
+/// their other forms (fixed, fixes) and common synonyms (crash, panic, 崩溃); identifiers and
+/// paths match as written, without the `()`, quotes or `:line` pasting adds; "quoted text" must
+/// appear as written. Case is ignored, in any language. Session summaries are hits of kind
+/// summary. With no query, lists the most recent observations.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// What to find.
@@ -26,7 +30,8 @@ pub struct Cmd {
     /// Results to skip, for paging.
     #[arg(long, default_value_t = 0)]
     offset: usize,
-    /// Print JSON: {"query", "index", "hits": [{id, session_id, project, ts, kind, tool, snippet, score}]}.
+    /// Print JSON: {"query", "index", "hits": [{id, session_id, project, ts, kind, tool, level, snippet, score, matched}]};
+    /// a summary's id is null.
     #[arg(long)]
     json: bool,
 }
@@ -59,6 +64,7 @@ impl FilterArgs {
         Ok(Filters {
             project: project_arg(self.project.as_deref())?,
             session: self.session.clone(),
+            exclude_session: None,
             kind: self.kind.clone(),
             tool: self.tool.clone(),
             since: self.since.as_deref().map(timefmt::parse).transpose()?,
@@ -96,10 +102,10 @@ impl Cmd {
         let mut table = output::Table::new();
         for hit in &hits {
             table.row(vec![
-                styled(format!("#{}", hit.id), Style::Cyan),
+                styled(hit.reference(), Style::Cyan),
                 styled(timefmt::local_minute(hit.ts), Style::Dim),
                 plain(hit.kind.to_string()),
-                plain(hit.tool.clone().unwrap_or_default()),
+                plain(hit.tool.clone().or(hit.level.map(|l| l.as_str().to_owned())).unwrap_or_default()),
                 plain(output::marks(&hit.snippet, colour)),
             ]);
         }

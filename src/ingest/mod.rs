@@ -188,17 +188,15 @@ impl<'a> Ingest<'a> {
         }
         let spool = Spool::new(&self.loaded.home);
         match self.store(accepted, deadline) {
-            Ok(Stored { store, warnings }) => {
+            Ok(Stored { mut store, session, warnings }) => {
                 let mut outcome = Outcome { warnings, ..Outcome::default() };
                 if let Err(err) = store.tidy_wal() {
                     outcome.warnings.push(format!("could not checkpoint the database: {err:#}"));
                 }
                 let event = &accepted.event;
-                if event.kind == EventKind::SessionStart && self.loaded.config.context.inject {
-                    let project = &accepted.resolved.project;
-                    let context =
-                        crate::recall::context::build(&store, project, &self.loaded.config.context).unwrap_or(None);
-                    outcome.stdout = context.and_then(|c| accepted.adapter.context_output(event, &c));
+                match self.context(&mut store, accepted, session.as_deref()) {
+                    Ok(context) => outcome.stdout = context.and_then(|c| accepted.adapter.context_output(event, &c)),
+                    Err(err) => outcome.warnings.push(format!("could not recall memory: {err:#}")),
                 }
                 drop(store);
                 if spool.has_pending()
@@ -220,6 +218,27 @@ impl<'a> Ingest<'a> {
         }
     }
 
+    /// What the client is told back: at session start, the project's
+    /// earlier sessions (their summaries brought up to date first); with a
+    /// prompt, the earlier memories relevant to it.
+    fn context(&self, store: &mut Store, accepted: &Accepted, session: Option<&str>) -> Result<Option<String>> {
+        let settings = &self.loaded.config.context;
+        let project = &accepted.resolved.project;
+        let event = &accepted.event;
+        match event.kind {
+            EventKind::SessionStart if settings.inject => {
+                let budget = CATCH_UP_BUDGET.min(Duration::from_millis(self.loaded.config.hook.deadline_ms) / 4);
+                summarize::catch_up(store, &self.loaded.home, project, session, settings.sessions, budget)?;
+                crate::recall::context::at_session_start(store, project, session, settings)
+            }
+            EventKind::UserPromptSubmit if settings.on_prompt => match event.prompt.as_deref() {
+                Some(prompt) => crate::recall::context::for_prompt(store, project, session, prompt, settings),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
     /// Runs the event's plugins, then records it in one transaction, giving
     /// up on a locked database after the configured wait, in time to spool
     /// before `deadline`; then summarizes a session that ended.
@@ -237,15 +256,15 @@ impl<'a> Ingest<'a> {
             record::record(w, id, event, &resolved.project, *received_at, &resolved.settings.capture, &work)
         })?;
         if event.kind == EventKind::SessionEnd
-            && let Some(session_id) = recorded
+            && let Some(session_id) = &recorded
         {
-            let summarized = summarize::session(&mut store, &plugins, &session_id, *received_at)?;
+            let summarized = summarize::session(&mut store, &plugins, session_id, *received_at)?;
             work.warnings.extend(summarized.warning);
         }
         for warning in &work.warnings {
             crate::plugins::log_line(home, "host", "warn", warning);
         }
-        Ok(Stored { store, warnings: work.warnings })
+        Ok(Stored { store, session: recorded, warnings: work.warnings })
     }
 
     /// Stores spooled events, oldest first, each as it was accepted. What
@@ -358,8 +377,14 @@ impl<'a> Ingest<'a> {
 /// An event stored: the open store, and what plugins had to say.
 struct Stored {
     store: Store,
+    /// The session the event was recorded in; none for a second delivery.
+    session: Option<String>,
     warnings: Vec<String>,
 }
+
+/// The most a session start spends bringing earlier sessions' summaries up
+/// to date (a quarter of the hook's deadline, if that is less).
+const CATCH_UP_BUDGET: Duration = Duration::from_millis(500);
 
 /// Whether these settings record this event. Session start and end always
 /// run: they carry identity, context and summaries.

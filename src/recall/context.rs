@@ -1,12 +1,15 @@
-//! The context given back to the agent at session start: the brief
-//! summaries of this project's latest sessions, newest first, and how to
-//! search for more. The MCP server's `trae_mem_inject` uses the same code,
-//! optionally focused by a query whose best hits come first.
+//! The context given back to the agent:
+//! - at session start, the brief summaries of the project's latest sessions
+//!   (ended or not), most recently active first, and how to search for more;
+//! - with each prompt, the project's earlier memories relevant to it.
+//!
+//! The MCP server's `trae_mem_inject` uses the same code, optionally
+//! focused by a query whose best hits come first.
 
 use anyhow::Result;
 
 use crate::config::ContextSettings;
-use crate::store::{Filters, SearchRequest, Store};
+use crate::store::{Filters, SearchHit, SearchRequest, Store};
 use crate::text::clip;
 use crate::timefmt;
 
@@ -16,26 +19,47 @@ pub const HOW_TO_SEARCH: &str = "Search this memory with `trae-mem search \"<wor
 /// How many search hits a focused context shows.
 const FOCUS_HITS: usize = 5;
 
-/// Builds the context block for `project`, or `None` when there is no memory yet.
-pub fn build(store: &Store, project: &str, settings: &ContextSettings) -> Result<Option<String>> {
-    build_focused(store, project, settings, None)
+/// A prompt's first this many characters are its query: enough for what
+/// it is about, and a long paste does not slow the hook.
+const PROMPT_QUERY_CHARS: usize = 400;
+
+/// A memory goes with a prompt only when it holds at least this share of
+/// the prompt's weighted terms: a common word in common is not relevance.
+pub const PROMPT_RELEVANCE: f64 = 0.5;
+
+/// Builds the context block for `project` at the start of session
+/// `current`, or `None` when there is no memory yet.
+pub fn at_session_start(
+    store: &Store,
+    project: &str,
+    current: Option<&str>,
+    settings: &ContextSettings,
+) -> Result<Option<String>> {
+    build_focused(store, project, current, settings, None)
 }
 
 /// Builds the context block, putting the project's best hits for `query`
 /// (when given) before the session summaries, all within the one budget.
+/// Session `current` (the one asking) is left out.
 pub fn build_focused(
     store: &Store,
     project: &str,
+    current: Option<&str>,
     settings: &ContextSettings,
     query: Option<&str>,
 ) -> Result<Option<String>> {
     let mut sections = Vec::new();
     if let Some(query) = query.map(str::trim).filter(|q| !q.is_empty()) {
-        sections.extend(focus_section(store, project, query)?);
+        let hits = search(store, project, current, query, FOCUS_HITS)?;
+        if !hits.is_empty() {
+            sections.push(format!("\n## Related to {query:?}\n{}", lines(&hits)));
+        }
     }
-    for (session, brief) in store.recent_briefs(project, settings.sessions)? {
-        let when = timefmt::local_minute(session.ended_at.unwrap_or(session.started_at));
-        sections.push(format!("\n## {when} (session {})\n{brief}\n", &session.id[..8]));
+    for told in store.sessions_to_tell(project, current, settings.sessions)? {
+        let Some(brief) = told.brief.as_deref() else { continue };
+        let when = timefmt::local_minute(told.last_active);
+        let open = if told.open() { ", still open or ended without a SessionEnd" } else { "" };
+        sections.push(format!("\n## {when} (session {}{open})\n{brief}\n", &told.session.id[..8]));
     }
     if sections.is_empty() {
         return Ok(None);
@@ -54,29 +78,52 @@ pub fn build_focused(
     Ok(Some(clip(&format!("{header}{body}{footer}"), settings.budget_chars)))
 }
 
-/// The project's best search hits for `query`, one line each, or `None`
-/// when nothing matches.
-fn focus_section(store: &Store, project: &str, query: &str) -> Result<Option<String>> {
-    let hits = store.search(&SearchRequest {
-        text: query.to_owned(),
-        filters: Filters { project: Some(project.to_owned()), ..Filters::default() },
-        limit: FOCUS_HITS,
-        offset: 0,
-    })?;
+/// The project's earlier memories relevant to a prompt of session
+/// `current`, or `None` when nothing is relevant enough.
+pub fn for_prompt(
+    store: &Store,
+    project: &str,
+    current: Option<&str>,
+    prompt: &str,
+    settings: &ContextSettings,
+) -> Result<Option<String>> {
+    let query = clip(prompt, PROMPT_QUERY_CHARS);
+    let mut hits = search(store, project, current, &query, settings.prompt_hits)?;
+    hits.retain(|hit| hit.coverage >= PROMPT_RELEVANCE);
     if hits.is_empty() {
         return Ok(None);
     }
-    let mut section = format!("\n## Related to {query:?}\n");
+    let block = format!("# Earlier memory related to this prompt (trae-mem)\n{}{HOW_TO_SEARCH}", lines(&hits));
+    Ok(Some(clip(&block, settings.prompt_budget_chars)))
+}
+
+/// The project's best hits for `query`, outside session `current`.
+fn search(store: &Store, project: &str, current: Option<&str>, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+    store.search(&SearchRequest {
+        text: query.to_owned(),
+        filters: Filters {
+            project: Some(project.to_owned()),
+            exclude_session: current.map(str::to_owned),
+            ..Filters::default()
+        },
+        limit,
+        offset: 0,
+    })
+}
+
+/// One line a hit: where it is, when, what, and its excerpt.
+fn lines(hits: &[SearchHit]) -> String {
+    let mut lines = String::new();
     for hit in hits {
-        let tool = hit.tool.map(|t| format!(" {t}")).unwrap_or_default();
+        let tool = hit.tool.as_deref().map(|t| format!(" {t}")).unwrap_or_default();
         let snippet: Vec<&str> = hit.snippet.split_whitespace().collect();
-        section.push_str(&format!(
-            "- #{} {} {}{tool}: {}\n",
-            hit.id,
+        lines.push_str(&format!(
+            "- {} {} {}{tool}: {}\n",
+            hit.reference(),
             timefmt::local_minute(hit.ts),
             hit.kind,
             snippet.join(" ")
         ));
     }
-    Ok(Some(section))
+    lines
 }

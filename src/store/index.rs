@@ -11,6 +11,8 @@
 //! - `unicode61`: FTS5 with word tokens, for SQLite builds without trigram.
 //! - `like`: no index at all, a `LIKE` scan, for builds without FTS5.
 //!
+//! Summaries have an index of their own, `summaries_fts`, of the same mode.
+//!
 //! The index is "external content": writes add public rows to it (`add`),
 //! and a rebuild reads text from the view `observations_fts_src`, which
 //! leaves out private rows, so they are never indexed. The view appends two
@@ -67,6 +69,21 @@ const SOURCE_VIEW: &str = "
 CREATE VIEW observations_fts_src AS
     SELECT id, content || '  ' AS content FROM observations WHERE private = 0;";
 
+/// Summaries are indexed the same way, kept in step by triggers: a session
+/// has two, rewritten rarely, so a trigger's cost does not matter here.
+const SUMMARY_INDEX: &str = "
+CREATE VIEW summaries_fts_src AS SELECT id, content || '  ' AS content FROM summaries;
+CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
+    INSERT INTO summaries_fts(rowid, content) VALUES (new.id, new.content || '  ');
+END;
+CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
+    INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', old.id, old.content || '  ');
+END;
+CREATE TRIGGER summaries_fts_update AFTER UPDATE OF content ON summaries BEGIN
+    INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', old.id, old.content || '  ');
+    INSERT INTO summaries_fts(rowid, content) VALUES (new.id, new.content || '  ');
+END;";
+
 /// Bytes of new index data FTS5 holds in memory before writing a segment.
 /// The default (1 MB) makes a bulk import write and merge many small
 /// segments; 32 MB made imports about 20% faster. A hook's transaction is
@@ -91,7 +108,26 @@ pub fn create(conn: &Connection, wanted: IndexMode, support: Support) -> Result<
              content, content='observations_fts_src', content_rowid='id', {options});
          INSERT INTO observations_fts(observations_fts, rank) VALUES ('hashsize', {HASH_SIZE});"
     ))?;
+    create_summary_index(conn, mode)?;
     Ok(mode)
+}
+
+/// Creates the summaries' index for `mode` and fills it: for a new store,
+/// and for one from before summaries were searchable (a few rows a session,
+/// quick enough for a hook).
+pub fn create_summary_index(conn: &Connection, mode: IndexMode) -> Result<()> {
+    let options = match mode {
+        IndexMode::Like => return Ok(()),
+        IndexMode::Trigram => "tokenize='trae_mem', detail='none', columnsize=0",
+        IndexMode::Unicode61 => "tokenize='unicode61 remove_diacritics 2'",
+    };
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE summaries_fts USING fts5(
+             content, content='summaries_fts_src', content_rowid='id', {options});
+         {SUMMARY_INDEX}
+         INSERT INTO summaries_fts(summaries_fts) VALUES ('rebuild');"
+    ))?;
+    Ok(())
 }
 
 /// Whether the index was made by an older trae-mem and should be rebuilt:
@@ -113,7 +149,12 @@ pub fn drop(conn: &Connection) -> Result<()> {
         // The vocabulary table is gone from new stores; older ones have one.
         "DROP TABLE IF EXISTS observations_fts_vocab;
          DROP TABLE IF EXISTS observations_fts;
-         DROP VIEW IF EXISTS observations_fts_src;",
+         DROP VIEW IF EXISTS observations_fts_src;
+         DROP TRIGGER IF EXISTS summaries_fts_insert;
+         DROP TRIGGER IF EXISTS summaries_fts_delete;
+         DROP TRIGGER IF EXISTS summaries_fts_update;
+         DROP TABLE IF EXISTS summaries_fts;
+         DROP VIEW IF EXISTS summaries_fts_src;",
     )?;
     Ok(())
 }
@@ -146,6 +187,7 @@ pub fn merge_step(conn: &Connection, mode: IndexMode, pages: u32) -> Result<bool
 pub fn rebuild(conn: &Connection, mode: IndexMode) -> Result<()> {
     if mode != IndexMode::Like {
         conn.execute("INSERT INTO observations_fts(observations_fts) VALUES ('rebuild')", [])?;
+        conn.execute("INSERT INTO summaries_fts(summaries_fts) VALUES ('rebuild')", [])?;
     }
     Ok(())
 }
@@ -154,6 +196,7 @@ pub fn rebuild(conn: &Connection, mode: IndexMode) -> Result<()> {
 pub fn check(conn: &Connection, mode: IndexMode) -> Result<()> {
     if mode != IndexMode::Like {
         conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('integrity-check', 1)", [])?;
+        conn.execute("INSERT INTO summaries_fts(summaries_fts, rank) VALUES ('integrity-check', 1)", [])?;
     }
     Ok(())
 }

@@ -10,7 +10,6 @@
 
 mod index;
 mod model;
-mod query;
 mod schema;
 mod search;
 mod snippet;
@@ -28,7 +27,7 @@ use rusqlite::{Connection, OpenFlags};
 pub use index::IndexMode;
 pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel};
 pub use search::{Filters, SearchHit, SearchRequest};
-pub use timeline::Timeline;
+pub use timeline::{Timeline, Told};
 pub use transfer::{ExportRecord, ImportReport};
 pub use write::{NewObservation, SessionKey, Writer};
 

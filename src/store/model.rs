@@ -48,6 +48,8 @@ pub enum Kind {
     Error,
     /// The model's answer.
     Response,
+    /// A session's summary, as a search hit (summaries live in their own table).
+    Summary,
     /// A kind a plugin (or `trae_mem_log`) named.
     Other(String),
 }
@@ -61,6 +63,7 @@ impl Kind {
             Kind::Decision => "decision",
             Kind::Error => "error",
             Kind::Response => "response",
+            Kind::Summary => "summary",
             Kind::Other(name) => name,
         }
     }
@@ -75,6 +78,7 @@ impl From<&str> for Kind {
             "decision" => Kind::Decision,
             "error" => Kind::Error,
             "response" => Kind::Response,
+            "summary" => Kind::Summary,
             other => Kind::Other(other.to_owned()),
         }
     }

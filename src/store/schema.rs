@@ -8,7 +8,15 @@ use super::index::{self, IndexMode};
 use super::tokenizer::Support;
 
 /// Each entry moves the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql"), include_str!("migrations/0002_ingested.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_ingested.sql"),
+    include_str!("migrations/0003_summaries_searchable.sql"),
+];
+
+/// The version whose migration made summaries searchable: older stores get
+/// the summaries' index, in the mode their observations have.
+const SUMMARIES_SEARCHABLE: i64 = 3;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -47,6 +55,9 @@ pub fn migrate(
         if version == 0 {
             let mode = index::create(&tx, wanted_index.unwrap_or(IndexMode::Trigram), support)?;
             set_meta(&tx, "index_mode", mode.as_str())?;
+        } else if version < SUMMARIES_SEARCHABLE {
+            let mode = get_meta(&tx, "index_mode")?.and_then(|value| value.parse().ok()).unwrap_or(IndexMode::Like);
+            index::create_summary_index(&tx, mode)?;
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;

@@ -1,18 +1,28 @@
-//! Full-text search with filters, ranked best first.
+//! Search: candidates from the full-text index, ranked by `recall::rank`.
+//!
+//! A query's terms (see `recall::query`) need not all match. The index
+//! nominates, newest first, the rows holding every term, and for each form
+//! of each term the newest rows holding it; the rows whose terms weigh most
+//! are read and ranked. Summaries are searched beside observations and
+//! come back as hits of kind `summary`.
 
 use anyhow::Result;
 use rusqlite::OptionalExtension;
 use rusqlite::types::Value;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::query::{self, Term};
-use super::{IndexMode, Kind, Store, snippet};
+use super::{IndexMode, Kind, Store, SummaryLevel, snippet};
+use crate::recall::query::{self, Needle, Query, Shape, Term};
+use crate::recall::rank::{self, Document};
 
 /// Narrows a search (or a listing) to part of the store.
 #[derive(Debug, Clone, Default)]
 pub struct Filters {
     pub project: Option<String>,
     pub session: Option<String>,
+    /// Leaves one session out: the one asking, when a prompt recalls memory.
+    pub exclude_session: Option<String>,
     pub kind: Option<String>,
     pub tool: Option<String>,
     /// Unix milliseconds, inclusive.
@@ -34,18 +44,78 @@ pub struct SearchRequest {
 /// One search result: enough to decide whether to look closer, no full content.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchHit {
-    pub id: i64,
+    /// The observation's id, for `timeline` and `show`; none for a
+    /// summary, which `session_id` names.
+    pub id: Option<i64>,
     pub session_id: String,
     pub project: String,
     /// Unix milliseconds.
     pub ts: i64,
+    /// The observation's kind, or `summary`.
     pub kind: Kind,
     pub tool: Option<String>,
+    /// For a summary: `brief` or `detailed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<SummaryLevel>,
     /// An excerpt with matches between « and ».
     pub snippet: String,
-    /// BM25 relevance, higher is better; 0 without a text query.
+    /// Relevance, higher is better; 0 without a text query.
     pub score: f64,
+    /// The query's terms this hit holds; a synonym found stands for its term.
+    pub matched: Vec<String>,
+    /// The share of the query's weighted terms it holds, from 0 to 1.
+    #[serde(skip)]
+    pub coverage: f64,
 }
+
+impl SearchHit {
+    /// How a person or agent names the hit: `#42` for an observation, the
+    /// session for a summary.
+    pub fn reference(&self) -> String {
+        match self.id {
+            Some(id) => format!("#{id}"),
+            None => format!("session {}", &self.session_id[..self.session_id.len().min(8)]),
+        }
+    }
+}
+
+/// Where a hit comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Table {
+    Observations,
+    Summaries,
+}
+
+impl Table {
+    /// The SQL that reads a row of this table, by id, with its session.
+    fn row_sql(self) -> &'static str {
+        match self {
+            Table::Observations => {
+                "SELECT o.session_id, s.project_path, o.ts, o.kind, o.tool_name, o.content, NULL
+                 FROM observations o JOIN sessions s ON s.id = o.session_id WHERE o.id = ?1 AND o.private = 0"
+            }
+            Table::Summaries => {
+                "SELECT sm.session_id, s.project_path, sm.created_at, 'summary', NULL, sm.content, sm.level
+                 FROM summaries sm JOIN sessions s ON s.id = sm.session_id WHERE sm.id = ?1"
+            }
+        }
+    }
+}
+
+/// With many matches, this many of the newest rows holding every term are
+/// ranked. Ranking every match of a common word in a million rows would
+/// cost far more than the answer is worth, and recent work matters most.
+pub const RANKED_CANDIDATES: usize = 500;
+
+/// The newest rows nominated for each form of each term.
+const PER_NEEDLE: usize = 200;
+
+/// The nominated rows read and ranked, those whose terms weigh most.
+const POOL: usize = 250;
+
+/// Past this many rows, a form's document frequency is taken as this many:
+/// its weight is already near the floor, and counting further costs time.
+const DOC_FREQUENCY_CAP: i64 = 10_000;
 
 /// SQL text plus the values bound to its placeholders.
 struct Sql {
@@ -54,258 +124,402 @@ struct Sql {
 }
 
 impl Sql {
+    fn new() -> Self {
+        Self { text: String::new(), params: Vec::new() }
+    }
+
     fn bind(&mut self, value: impl Into<Value>) -> String {
         self.params.push(value.into());
         format!("?{}", self.params.len())
     }
 
-    /// Appends the filter clauses, each bound, and says whether they need
-    /// `sessions s` joined.
-    fn filters(&mut self, filters: &Filters) -> bool {
-        let clause = |sql: &mut Sql, column: &str, op: &str, value: Value| {
-            let placeholder = sql.bind(value);
-            sql.text.push_str(&format!(" AND {column} {op} {placeholder}"));
+    fn clause(&mut self, column: &str, op: &str, value: impl Into<Value>) {
+        let placeholder = self.bind(value);
+        self.text.push_str(&format!(" AND {column} {op} {placeholder}"));
+    }
+
+    /// Appends the filter clauses for `table`'s rows (`o` for observations,
+    /// `sm` for summaries, with their session as `s`). `None` when the
+    /// filters rule the whole table out.
+    fn filters(&mut self, filters: &Filters, table: Table) -> Option<()> {
+        let (session, time) = match table {
+            Table::Observations => ("o.session_id", "o.ts"),
+            Table::Summaries => ("sm.session_id", "sm.created_at"),
         };
+        match table {
+            Table::Observations => {
+                if let Some(kind) = &filters.kind {
+                    self.clause("o.kind", "=", kind.clone());
+                }
+                if let Some(tool) = &filters.tool {
+                    self.clause("o.tool_name", "=", tool.clone());
+                }
+            }
+            Table::Summaries if filters.tool.is_some() => return None,
+            Table::Summaries if filters.kind.as_deref().is_some_and(|k| k != Kind::Summary.as_str()) => return None,
+            Table::Summaries => {}
+        }
         if let Some(project) = &filters.project {
-            clause(self, "s.project_path", "=", project.clone().into());
+            self.clause("s.project_path", "=", project.clone());
         }
-        if let Some(session) = &filters.session {
-            clause(self, "o.session_id", "=", session.clone().into());
+        if let Some(id) = &filters.session {
+            self.clause(session, "=", id.clone());
         }
-        if let Some(kind) = &filters.kind {
-            clause(self, "o.kind", "=", kind.clone().into());
-        }
-        if let Some(tool) = &filters.tool {
-            clause(self, "o.tool_name", "=", tool.clone().into());
+        if let Some(id) = &filters.exclude_session {
+            self.clause(session, "<>", id.clone());
         }
         if let Some(since) = filters.since {
-            clause(self, "o.ts", ">=", since.into());
+            self.clause(time, ">=", since);
         }
         if let Some(until) = filters.until {
-            clause(self, "o.ts", "<", until.into());
+            self.clause(time, "<", until);
         }
-        filters.project.is_some()
+        Some(())
     }
 }
 
-/// With many matches, BM25 ranks the most recent this many. Ranking every
-/// match of a common word in a million rows would cost far more than the
-/// answer is worth, and for an agent's memory recent work matters most.
-pub const RANKED_CANDIDATES: usize = 500;
+/// A term still in play: one or more of its forms occurs somewhere.
+struct LiveTerm<'q> {
+    term: &'q Term,
+    /// The forms that occur, with their index expressions.
+    needles: Vec<(&'q Needle, String)>,
+    /// Rarity: BM25's inverse document frequency of its rarest own form.
+    idf: f64,
+}
 
-/// Past this many rows, a term's document frequency is taken as this many:
-/// its weight is already near the floor, and counting further costs time.
-const DOC_FREQUENCY_CAP: i64 = 10_000;
+impl Store {
+    /// Searches public observations and summaries. Never fails on what the
+    /// text says: every query is valid, and one that cannot match returns
+    /// no hits. Without a query, results are the newest observations.
+    pub fn search(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
+        let query = query::understand(&request.text);
+        if query.terms.is_empty() {
+            return self.newest(request);
+        }
+        let Some(live) = self.live_terms(&query)? else {
+            return Ok(Vec::new());
+        };
+        if live.is_empty() {
+            return Ok(Vec::new());
+        }
+        let weights: Vec<f64> = live.iter().map(|t| t.idf).collect();
+        let mut nominated: FxHashMap<(Table, i64), f64> = FxHashMap::default();
+        for table in [Table::Observations, Table::Summaries] {
+            self.nominate(table, &live, &request.filters, &mut nominated)?;
+        }
+        let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
+        pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
+        pool.truncate(POOL);
 
-/// BM25's usual constants.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
+        let counter = rank::Counter::new(live.iter().map(|t| t.needles.iter().map(|(n, _)| *n).collect()).collect());
+        let mut documents = Vec::with_capacity(pool.len());
+        let mut rows = FxHashMap::default();
+        for ((table, id), _) in pool {
+            let Some(row) = self.read_row(table, id)? else { continue };
+            let counts = counter.count(row.content.as_bytes());
+            let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
+            if missing_required || counts.iter().all(|c| c.tf == 0.0) {
+                continue;
+            }
+            documents.push(Document {
+                key: documents.len(),
+                length: row.content.len(),
+                ts: row.ts,
+                states: row.kind != Kind::Tool,
+                counts,
+            });
+            rows.insert(documents.len() - 1, (table, id, row));
+        }
+        let ranked = rank::rank(&documents, &weights);
+        let mut hits = Vec::new();
+        for rank::Ranked { key, score, coverage } in ranked.into_iter().skip(request.offset).take(request.limit) {
+            let Some((table, id, row)) = rows.remove(&key) else { continue };
+            let counts = &documents[key].counts;
+            let mut matched = Vec::new();
+            let mut marks = Vec::new();
+            for (term, count) in live.iter().zip(counts) {
+                if let Some(found) = count.found {
+                    let (needle, _) = term.needles[found];
+                    matched.push(if found == 0 { term.term.label.clone() } else { needle.display().to_owned() });
+                    marks.extend(term.needles.iter().map(|(n, _)| (n.text.as_str(), matches!(n.shape, Shape::Word { .. }))));
+                }
+            }
+            hits.push(SearchHit { coverage, ..row.into_hit(table, id, score, matched, &marks) });
+        }
+        Ok(hits)
+    }
 
-/// A result row, read in full.
+    /// The newest public observations that pass the filters.
+    fn newest(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
+        let mut sql = Sql::new();
+        if sql.filters(&request.filters, Table::Observations).is_none() {
+            return Ok(Vec::new());
+        }
+        let limit = sql.bind(request.limit as i64);
+        let offset = sql.bind(request.offset as i64);
+        let newest = format!(
+            "SELECT o.id FROM observations o JOIN sessions s ON s.id = o.session_id WHERE o.private = 0 {}
+             ORDER BY o.ts DESC, o.id DESC LIMIT {limit} OFFSET {offset}",
+            sql.text
+        );
+        let ids: Vec<i64> = self
+            .conn
+            .prepare_cached(&newest)?
+            .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut hits = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(row) = self.read_row(Table::Observations, id)? {
+                hits.push(row.into_hit(Table::Observations, id, 0.0, Vec::new(), &[]));
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Each term with the forms of it that occur, and its rarity. `None`
+    /// when quoted text occurs nowhere, so nothing can match.
+    fn live_terms<'q>(&self, query: &'q Query) -> Result<Option<Vec<LiveTerm<'q>>>> {
+        let total: i64 = self.conn.query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| r.get(0))?;
+        let mut live = Vec::new();
+        for term in &query.terms {
+            let mut needles = Vec::new();
+            let mut idf: f64 = 0.0;
+            for needle in &term.needles {
+                let Some(expression) = expression(self.index, needle) else { continue };
+                let frequency = self.document_frequency(&expression)?;
+                if frequency == 0 {
+                    continue;
+                }
+                let n = frequency as f64;
+                let rarity = (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01);
+                idf = idf.max(rarity * needle.weight);
+                needles.push((needle, expression));
+            }
+            if needles.is_empty() {
+                if term.required {
+                    return Ok(None);
+                }
+                continue;
+            }
+            live.push(LiveTerm { term, needles, idf });
+        }
+        Ok(Some(live))
+    }
+
+    /// How many rows (observations and summaries) the index nominates for
+    /// an expression, counted up to `DOC_FREQUENCY_CAP`. The LIKE mode has
+    /// no index to ask, so every form counts as found once.
+    fn document_frequency(&self, expression: &str) -> Result<i64> {
+        if self.index == IndexMode::Like {
+            return Ok(1);
+        }
+        let mut count = 0;
+        for table in ["observations_fts", "summaries_fts"] {
+            count += self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?1 LIMIT ?2)"
+                ))?
+                .query_row(rusqlite::params![expression, DOC_FREQUENCY_CAP], |r| r.get::<_, i64>(0))?;
+        }
+        Ok(count)
+    }
+
+    /// Adds `table`'s nominations to `nominated`, each with the weight of
+    /// the terms that nominated it: the newest rows holding every term, and
+    /// the newest holding each form.
+    fn nominate(
+        &self,
+        table: Table,
+        live: &[LiveTerm<'_>],
+        filters: &Filters,
+        nominated: &mut FxHashMap<(Table, i64), f64>,
+    ) -> Result<()> {
+        let every_term: f64 = live.iter().map(|t| t.idf).sum();
+        // The LIKE mode has no expression for "any form of the term": its
+        // nominations per form are all it has.
+        if live.len() > 1 && self.index != IndexMode::Like {
+            let all: Vec<String> = live
+                .iter()
+                .map(|t| t.needles.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>().join(" OR "))
+                .map(|any| format!("({any})"))
+                .collect();
+            for id in self.matching(table, &all, filters, RANKED_CANDIDATES)? {
+                nominated.insert((table, id), every_term);
+            }
+        }
+        for term in live {
+            let mut seen = Vec::new();
+            for (needle, expression) in &term.needles {
+                for id in self.matching(table, std::slice::from_ref(expression), filters, PER_NEEDLE)? {
+                    if !seen.contains(&id) {
+                        seen.push(id);
+                        let weight = nominated.entry((table, id)).or_insert(0.0);
+                        if *weight < every_term {
+                            *weight += term.idf * needle.weight;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ids of `table`'s newest rows (up to `limit`) that hold every one
+    /// of `expressions` and pass the filters.
+    fn matching(&self, table: Table, expressions: &[String], filters: &Filters, limit: usize) -> Result<Vec<i64>> {
+        let mut sql = Sql::new();
+        if sql.filters(filters, table).is_none() {
+            return Ok(Vec::new());
+        }
+        let (rows, alias, private) = match table {
+            Table::Observations => ("observations", "o", " AND o.private = 0"),
+            Table::Summaries => ("summaries", "sm", ""),
+        };
+        let join = if filters.project.is_some() { format!("JOIN sessions s ON s.id = {alias}.session_id") } else { String::new() };
+        let text = if self.index == IndexMode::Like {
+            let found: Vec<String> = expressions
+                .iter()
+                .map(|e| format!("instr(lower({alias}.content), {}) > 0", sql.bind(e.clone())))
+                .collect();
+            let limit = sql.bind(limit as i64);
+            format!(
+                "SELECT {alias}.id FROM {rows} {alias} {join} WHERE {}{private} {} ORDER BY {alias}.id DESC LIMIT {limit}",
+                found.join(" AND "),
+                sql.text,
+            )
+        } else {
+            let fts = format!("{rows}_fts");
+            let matches = sql.bind(expressions.join(" AND "));
+            let base = if join.is_empty() && sql.text.is_empty() {
+                String::new()
+            } else {
+                format!("JOIN {rows} {alias} ON {alias}.id = f.rowid {join}")
+            };
+            let limit = sql.bind(limit as i64);
+            format!(
+                "SELECT f.rowid FROM {fts} f {base} WHERE {fts} MATCH {matches} {} ORDER BY f.rowid DESC LIMIT {limit}",
+                sql.text,
+            )
+        };
+        let ids = self
+            .conn
+            .prepare_cached(&text)?
+            .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ids)
+    }
+
+    /// Reads one public row of `table`.
+    fn read_row(&self, table: Table, id: i64) -> Result<Option<Row>> {
+        let row = self
+            .conn
+            .prepare_cached(table.row_sql())?
+            .query_row([id], |r| {
+                Ok(Row {
+                    session_id: r.get(0)?,
+                    project: r.get(1)?,
+                    ts: r.get(2)?,
+                    kind: r.get(3)?,
+                    tool: r.get(4)?,
+                    content: r.get(5)?,
+                    level: r.get::<_, Option<String>>(6)?.as_deref().and_then(SummaryLevel::parse),
+                })
+            })
+            .optional()?;
+        Ok(row)
+    }
+}
+
+/// A row read for a hit.
 struct Row {
-    id: i64,
     session_id: String,
     project: String,
     ts: i64,
     kind: Kind,
     tool: Option<String>,
     content: String,
+    level: Option<SummaryLevel>,
 }
 
-/// A confirmed match: its id, how often each term occurs, and its length.
-struct Candidate {
-    id: i64,
-    frequencies: Vec<usize>,
-    length: usize,
-}
-
-impl Store {
-    /// Searches public observations. Never fails on what the text says:
-    /// every query is valid, and one that cannot match returns no hits.
-    ///
-    /// The index nominates rows newest first; each row's text confirms it
-    /// (the trigram index keeps no positions, so it can nominate a row that
-    /// holds a term's trigrams but not the term) and gives the term
-    /// frequencies that BM25 ranks by. The newest `RANKED_CANDIDATES`
-    /// confirmed rows are ranked. Without a query, results are newest first.
-    pub fn search(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
-        let terms = query::parse(&request.text);
-        let mut sql = Sql { text: String::new(), params: Vec::new() };
-        let join = if sql.filters(&request.filters) { "JOIN sessions s ON s.id = o.session_id" } else { "" };
-
-        if terms.is_empty() {
-            let limit = sql.bind(request.limit as i64);
-            let offset = sql.bind(request.offset as i64);
-            let newest = format!(
-                "SELECT o.id FROM observations o {join} WHERE o.private = 0 {}
-                 ORDER BY o.ts DESC, o.id DESC LIMIT {limit} OFFSET {offset}",
-                sql.text
-            );
-            let ids: Vec<i64> = self
-                .conn
-                .prepare_cached(&newest)?
-                .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| row.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            return ids.into_iter().filter_map(|id| self.hit(id, &[], 0.0).transpose()).collect();
-        }
-
-        let (nominations, weights) = if self.index == IndexMode::Like {
-            // SQLite's lower() folds ASCII letters only, so it can rule rows
-            // out only for ASCII terms; every term is confirmed below.
-            for term in terms.iter().filter(|t| t.text.is_ascii()) {
-                let placeholder = sql.bind(term.text.to_lowercase());
-                sql.text.push_str(&format!(" AND instr(lower(o.content), {placeholder}) > 0"));
-            }
-            let nominations = format!(
-                "SELECT o.id, o.content FROM observations o {join} WHERE o.private = 0 {} ORDER BY o.id DESC",
-                sql.text
-            );
-            (nominations, vec![1.0; terms.len()])
-        } else {
-            let Some(expressions) = query::fts_expressions(self.index, &terms) else {
-                return Ok(Vec::new());
-            };
-            let weights = if terms.len() == 1 {
-                vec![1.0]
-            } else {
-                expressions.iter().map(|e| self.inverse_document_frequency(e)).collect::<Result<_>>()?
-            };
-            let placeholder = sql.bind(expressions.join(" AND "));
-            let nominations = format!(
-                "SELECT o.id, o.content FROM observations_fts f JOIN observations o ON o.id = f.rowid {join}
-                 WHERE observations_fts MATCH {placeholder} {} ORDER BY f.rowid DESC",
-                sql.text
-            );
-            (nominations, weights)
-        };
-
-        let counter = TermCounter::new(&terms);
-        // Unicode61 matches words, which need not hold the term as written
-        // (diacritics); the other modes promise the substring itself.
-        let confirm = self.index != IndexMode::Unicode61;
-        let mut candidates = Vec::with_capacity(RANKED_CANDIDATES);
-        let mut stmt = self.conn.prepare_cached(&nominations)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(sql.params.iter()))?;
-        while let Some(row) = rows.next()? {
-            // Bytes: the terms are found without checking the text is UTF-8.
-            let content = row.get_ref(1)?.as_bytes()?;
-            let frequencies = counter.count(content);
-            if confirm && frequencies.contains(&0) {
-                continue;
-            }
-            candidates.push(Candidate { id: row.get(0)?, frequencies, length: content.len() });
-            if candidates.len() == RANKED_CANDIDATES {
-                break;
-            }
-        }
-
-        let mut ranked = bm25(&candidates, &weights);
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        let needles: Vec<&str> = terms.iter().map(|t: &Term| t.text.as_str()).collect();
-        ranked
-            .into_iter()
-            .skip(request.offset)
-            .take(request.limit)
-            .filter_map(|(id, score)| self.hit(id, &needles, score).transpose())
-            .collect()
-    }
-
-    /// Reads one public row as a hit, with its snippet.
-    fn hit(&self, id: i64, needles: &[&str], score: f64) -> Result<Option<SearchHit>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT o.id, o.session_id, s.project_path, o.ts, o.kind, o.tool_name, o.content
-             FROM observations o JOIN sessions s ON s.id = o.session_id WHERE o.id = ?1 AND o.private = 0",
-        )?;
-        let row = stmt
-            .query_row([id], |r| {
-                Ok(Row {
-                    id: r.get(0)?,
-                    session_id: r.get(1)?,
-                    project: r.get(2)?,
-                    ts: r.get(3)?,
-                    kind: r.get(4)?,
-                    tool: r.get(5)?,
-                    content: r.get(6)?,
-                })
-            })
-            .optional()?;
-        Ok(row.map(|row| SearchHit {
-            snippet: snippet::Folded::new(&row.content).snippet(&snippet::needles(needles.iter().copied())),
-            id: row.id,
-            session_id: row.session_id,
-            project: row.project,
-            ts: row.ts,
-            kind: row.kind,
-            tool: row.tool,
+impl Row {
+    fn into_hit(self, table: Table, id: i64, score: f64, matched: Vec<String>, marks: &[(&str, bool)]) -> SearchHit {
+        debug_assert_eq!(table == Table::Summaries, self.level.is_some());
+        SearchHit {
+            snippet: snippet::Folded::new(&self.content).snippet(&snippet::needles(marks.iter().copied())),
+            id: (table == Table::Observations).then_some(id),
+            session_id: self.session_id,
+            project: self.project,
+            ts: self.ts,
+            kind: self.kind,
+            tool: self.tool,
+            level: self.level,
             score: (score * 1000.0).round() / 1000.0,
-        }))
-    }
-
-    /// BM25's IDF for one term's expression, from how many rows the index
-    /// nominates for it (counted up to `DOC_FREQUENCY_CAP`).
-    fn inverse_document_frequency(&self, expression: &str) -> Result<f64> {
-        let matching: i64 = self
-            .conn
-            .prepare_cached(
-                "SELECT count(*) FROM (SELECT 1 FROM observations_fts WHERE observations_fts MATCH ?1 LIMIT ?2)",
-            )?
-            .query_row(rusqlite::params![expression, DOC_FREQUENCY_CAP], |r| r.get(0))?;
-        let total: i64 = self.conn.query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| r.get(0))?;
-        let n = matching as f64;
-        Ok((1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01))
-    }
-}
-
-/// Scores candidates with BM25, their own mean length standing in for the
-/// corpus's. Higher is better.
-fn bm25(candidates: &[Candidate], weights: &[f64]) -> Vec<(i64, f64)> {
-    let mean_length =
-        (candidates.iter().map(|c| c.length).sum::<usize>() as f64 / candidates.len().max(1) as f64).max(1.0);
-    candidates
-        .iter()
-        .map(|c| {
-            let norm = K1 * (1.0 - B + B * c.length as f64 / mean_length);
-            let score = c
-                .frequencies
-                .iter()
-                .zip(weights)
-                .map(|(&tf, idf)| idf * (tf as f64 * (K1 + 1.0)) / (tf as f64 + norm))
-                .sum();
-            (c.id, score)
-        })
-        .collect()
-}
-
-/// Counts each term's occurrences in a text, ignoring case.
-///
-/// Each term gets its own SIMD substring finder over a lowercased copy of
-/// the text. One Aho-Corasick automaton for all terms was slower here: a
-/// path's rarest byte (`/`) is common in code, so its prefilter kept
-/// stopping, and confirming candidates is most of a path query's time.
-struct TermCounter {
-    finders: Vec<memchr::memmem::Finder<'static>>,
-    /// No term has a letter with case outside ASCII (Chinese has none), so
-    /// folding ASCII letters is enough to find them.
-    ascii_fold: bool,
-}
-
-impl TermCounter {
-    fn new(terms: &[Term]) -> Self {
-        let lowered: Vec<String> = terms.iter().map(|t| t.text.to_lowercase()).collect();
-        Self {
-            ascii_fold: lowered.iter().flat_map(|t| t.chars()).all(|c| c.is_ascii() || c.to_uppercase().eq([c])),
-            finders: lowered.iter().map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned()).collect(),
+            matched,
+            coverage: 0.0,
         }
     }
+}
 
-    /// Occurrences of each term; a term inside another (`store` in
-    /// `src/store/mod.rs`) counts for both.
-    fn count(&self, text: &[u8]) -> Vec<usize> {
-        let folded = if self.ascii_fold {
-            text.to_ascii_lowercase()
-        } else {
-            String::from_utf8_lossy(text).to_lowercase().into_bytes()
-        };
-        self.finders.iter().map(|finder| finder.find_iter(&folded).count()).collect()
+/// The index expression that nominates rows holding `needle`, or `None`
+/// when this index cannot find it (a form with no word characters, in the
+/// word index). In the LIKE mode, the text `instr` looks for.
+fn expression(mode: IndexMode, needle: &Needle) -> Option<String> {
+    let text = &needle.text;
+    Some(match mode {
+        // The index's tokenizer keeps one- and two-character pieces as
+        // tokens of their own (see `tokenizer`).
+        IndexMode::Trigram if text.chars().count() < 3 => fts_string(text),
+        IndexMode::Trigram => {
+            let trigrams: Vec<String> = trigrams(text).iter().map(|t| fts_string(t)).collect();
+            format!("({})", trigrams.join(" AND "))
+        }
+        IndexMode::Unicode61 => {
+            if !text.chars().any(char::is_alphanumeric) {
+                return None;
+            }
+            match needle.shape {
+                Shape::Word { .. } => format!("{} *", fts_string(text)),
+                Shape::Exact | Shape::Cjk => fts_string(text),
+            }
+        }
+        IndexMode::Like => text.clone(),
+    })
+}
+
+/// Quotes text as one FTS5 string: a phrase of whatever tokens it holds.
+/// Every term is quoted, so `OR`, `NOT`, `(`, `*`, `:` and `-` are just
+/// characters to find.
+fn fts_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+/// Every trigram of `text` (at least three characters), once each. The index
+/// has no positions (`detail=none`), so a row holding them all is only a
+/// candidate that search then confirms; asking for all of them, rather than
+/// a covering few, nominated 40% fewer false candidates for file paths.
+fn trigrams(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.to_lowercase().chars().collect();
+    let mut trigrams: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
+    let mut seen = std::collections::HashSet::new();
+    trigrams.retain(|t| seen.insert(t.clone()));
+    trigrams
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_terms_become_all_their_trigrams() {
+        assert_eq!(trigrams("Database"), vec!["dat", "ata", "tab", "aba", "bas", "ase"]);
+        assert_eq!(trigrams("abc"), vec!["abc"]);
+        assert_eq!(trigrams("aaaa"), vec!["aaa"]);
+        assert_eq!(trigrams("数据缓存"), vec!["数据缓", "据缓存"]);
+    }
+
+    #[test]
+    fn quotes_inside_terms_are_escaped() {
+        assert_eq!(fts_string(r#"a"b"#), r#""a""b""#);
     }
 }

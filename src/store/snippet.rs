@@ -5,6 +5,8 @@
 //! itself rather than as the trigram that found it, and because `snippet()`
 //! re-tokenizes the text anyway when the index keeps no positions.
 
+use crate::recall::query::is_cjk;
+
 /// Marks the start of a match in a snippet.
 pub const MARK_START: char = '«';
 /// Marks the end of a match in a snippet.
@@ -48,12 +50,16 @@ impl Folded {
 
     /// An excerpt around the first occurrence of any needle, matches marked
     /// and white space folded. Without a match, the start of the text.
-    pub fn snippet(&self, needles: &[Vec<char>]) -> String {
+    pub fn snippet(&self, needles: &[Needle]) -> String {
         let mut matched = vec![false; self.chars.len()];
         let mut first: Option<usize> = None;
         for needle in needles {
-            for at in self.find_all(needle) {
-                matched[at..at + needle.len()].iter_mut().for_each(|m| *m = true);
+            for at in self.find_all(&needle.chars) {
+                let mut end = at + needle.chars.len();
+                if needle.to_word_end {
+                    end += self.chars[end..].iter().take_while(|c| c.is_alphanumeric() && !is_cjk(**c)).count();
+                }
+                matched[at..end].iter_mut().for_each(|m| *m = true);
                 first = Some(first.map_or(at, |f| f.min(at)));
             }
         }
@@ -90,9 +96,20 @@ impl Folded {
     }
 }
 
-/// Folds query terms the way `Folded` folds text.
-pub fn needles<'a>(terms: impl IntoIterator<Item = &'a str>) -> Vec<Vec<char>> {
-    terms.into_iter().map(|t| t.chars().map(fold).collect::<Vec<_>>()).filter(|n| !n.is_empty()).collect()
+/// What to mark: text folded the way `Folded` folds text.
+pub struct Needle {
+    chars: Vec<char>,
+    /// A stem: the mark runs on to the end of the word (`«fixed»`, not `«fix»ed`).
+    to_word_end: bool,
+}
+
+/// Folds what to mark, each with whether it is a stem.
+pub fn needles<'a>(terms: impl IntoIterator<Item = (&'a str, bool)>) -> Vec<Needle> {
+    terms
+        .into_iter()
+        .map(|(t, to_word_end)| Needle { chars: t.chars().map(fold).collect(), to_word_end })
+        .filter(|n| !n.chars.is_empty())
+        .collect()
 }
 
 /// One-to-one case folding, so folded and original text line up by index.
@@ -113,7 +130,7 @@ mod tests {
     use super::*;
 
     fn make(text: &str, terms: &[&str]) -> String {
-        Folded::new(text).snippet(&needles(terms.iter().copied()))
+        Folded::new(text).snippet(&needles(terms.iter().map(|t| (*t, false))))
     }
 
     #[test]

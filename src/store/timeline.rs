@@ -20,6 +20,29 @@ const OBSERVATION_COLUMNS: &str = "id, session_id, ts, kind, tool_name, content,
 const SESSION_COLUMNS: &str = "s.id, s.project_path, s.started_at, s.ended_at, s.meta_json,
     (SELECT count(*) FROM observations o WHERE o.session_id = s.id)";
 
+/// How many of a project's latest started sessions `sessions_to_tell`
+/// looks at for the most recently active.
+const SESSIONS_CONSIDERED: i64 = 50;
+
+/// A session to tell the next one about.
+#[derive(Debug, Clone)]
+pub struct Told {
+    pub session: Session,
+    pub brief: Option<String>,
+    /// Unix milliseconds of its last public observation.
+    pub last_active: i64,
+    /// It has no brief summary, or went on after it was written.
+    pub stale: bool,
+}
+
+impl Told {
+    /// No SessionEnd came after its last activity: still open, or closed
+    /// without saying so.
+    pub fn open(&self) -> bool {
+        self.session.ended_at.is_none_or(|ended| ended < self.last_active)
+    }
+}
+
 /// Reads an observation row; private content is replaced unless `reveal`.
 fn observation(row: &Row<'_>, reveal: bool) -> rusqlite::Result<Observation> {
     let private: bool = row.get(6)?;
@@ -163,17 +186,32 @@ impl Store {
         Ok(SessionDetail { session, summaries, observations })
     }
 
-    /// The most recent ended sessions of a project that have a brief summary,
-    /// newest first, with that summary.
-    pub fn recent_briefs(&self, project: &str, limit: usize) -> Result<Vec<(Session, String)>> {
+    /// The project's sessions that recorded something public, but `exclude`,
+    /// most recently active first: ended or not, resumed or not. Each comes
+    /// with its brief summary and whether that summary is older than its
+    /// last activity. Looks among the `SESSIONS_CONSIDERED` latest started,
+    /// so that the cost stays the same however long the project's history.
+    pub fn sessions_to_tell(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Told>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS}, sm.content FROM sessions s
-             JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
-             WHERE s.project_path = ?1 AND s.ended_at IS NOT NULL
-             ORDER BY s.ended_at DESC LIMIT ?2"
+            "SELECT {SESSION_COLUMNS}, sm.content, sm.created_at,
+                    (SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0) AS active
+             FROM (SELECT * FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
+                   ORDER BY started_at DESC LIMIT ?3) s
+             LEFT JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
+             WHERE active IS NOT NULL
+             ORDER BY active DESC LIMIT ?4"
         ))?;
         let rows = stmt
-            .query_map(params![project, limit as i64], |row| Ok((session(row)?, row.get(6)?)))?
+            .query_map(params![project, exclude, SESSIONS_CONSIDERED, limit as i64], |row| {
+                let summarized_at: Option<i64> = row.get(7)?;
+                let last_active: i64 = row.get(8)?;
+                Ok(Told {
+                    session: session(row)?,
+                    brief: row.get(6)?,
+                    last_active,
+                    stale: summarized_at.is_none_or(|at| at < last_active),
+                })
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }

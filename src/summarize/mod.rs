@@ -5,10 +5,13 @@
 
 pub mod builtin;
 
+use std::path::Path;
+use std::time::{Duration, Instant};
+
 use anyhow::Result;
 
 use crate::plugins::{Plugins, SessionFacts};
-use crate::store::{Store, SummaryLevel};
+use crate::store::{Store, SummaryLevel, now_ms};
 pub use builtin::{BRIEF_CHARS, DETAILED_CHARS, Summaries};
 
 /// What summarizing a session did.
@@ -53,5 +56,34 @@ pub fn session(store: &mut Store, plugins: &Plugins<'_>, session_id: &str, at: i
         w.put_summary(session_id, SummaryLevel::Brief, &summaries.brief, at)?;
         w.put_summary(session_id, SummaryLevel::Detailed, &summaries.detailed, at)
     })?;
+    Ok(summarized)
+}
+
+/// Brings up to date the summaries of the project's latest sessions (up to
+/// `limit`, leaving out `current`) that have none or went on after theirs:
+/// sessions that never sent SessionEnd, or were resumed. Uses the built-in
+/// summarizer, which is quick, and stops when `budget` is spent; SessionEnd,
+/// when it comes, writes the configured summarizer's. Returns how many it
+/// summarized.
+pub fn catch_up(
+    store: &mut Store,
+    home: &Path,
+    project: &str,
+    current: Option<&str>,
+    limit: usize,
+    budget: Duration,
+) -> Result<usize> {
+    let started = Instant::now();
+    let builtin = Plugins::new(&[], "builtin", home, false);
+    let mut summarized = 0;
+    for told in store.sessions_to_tell(project, current, limit)? {
+        if !told.stale {
+            continue;
+        }
+        if started.elapsed() >= budget {
+            break;
+        }
+        summarized += usize::from(session(store, &builtin, &told.session.id, now_ms())?.written);
+    }
     Ok(summarized)
 }

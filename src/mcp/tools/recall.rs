@@ -21,7 +21,7 @@ pub(super) fn definitions() -> Vec<ToolDef> {
             Spec {
                 name: "trae_mem_search",
                 title: "Search memory",
-                description: "Search the memory of past coding sessions (prompts, tool calls, answers, decisions, errors, notes) by words. Use it when a task touches something that may have come up before: an error message, a file, a decision. Words must all match, in any order, as substrings, ignoring case; \"quoted text\" matches as written; an empty query lists the newest observations. Returns a compact index (id, time, kind, tool, snippet, score), not full content. Next: trae_mem_get_observations with the ids worth reading in full, or trae_mem_timeline with one id to see what happened around it.",
+                description: "Search the memory of past coding sessions (prompts, tool calls, answers, decisions, errors, notes) by words. Use it when a task touches something that may have come up before: an error message, a file, a decision. Ask as you would a colleague, in English or Chinese, or paste an identifier, path or error: hits holding every term come first, then hits holding the rarest terms; words are matched in their other forms and common synonyms, identifiers and paths as written, ignoring case; \"quoted text\" must appear as written; an empty query lists the newest observations. Session summaries are hits of kind summary. Returns a compact index (id, session_id, time, kind, tool, snippet, score, matched terms), not full content. Next: trae_mem_get_observations with the ids worth reading in full, or trae_mem_timeline with one id to see what happened around it.",
                 example: r#"{"query": "database is locked", "project": "/home/me/app", "limit": 10}"#,
                 read_only: true,
             },
@@ -65,7 +65,7 @@ pub(super) fn definitions() -> Vec<ToolDef> {
 #[serde(deny_unknown_fields)]
 #[schemars(crate = "rmcp::schemars")]
 struct SearchInput {
-    /// What to find: words that must all match, in any order; "quoted text" matches as written. Empty lists the newest observations.
+    /// What to find: a question, words, identifiers or paths; hits with every term come first; "quoted text" must appear as written. Empty lists the newest observations.
     #[serde(default)]
     query: String,
     /// Only this project: a directory (resolved to its git repository) or a stored project path. Default: every project.
@@ -99,16 +99,24 @@ struct SearchOutput {
 #[derive(Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 struct Hit {
-    /// The observation's id, for trae_mem_timeline and trae_mem_get_observations.
-    id: i64,
+    /// The observation's id, for trae_mem_timeline and trae_mem_get_observations; null for a session's summary.
+    id: Option<i64>,
+    /// The session it belongs to.
+    session_id: String,
     /// When it was recorded (RFC 3339, UTC).
     time: String,
+    /// user, tool, note, response, decision, error, ..., or summary.
     kind: String,
     tool: Option<String>,
+    /// For a summary: brief or detailed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    level: Option<String>,
     /// An excerpt, with the matches between « and ».
     snippet: String,
-    /// BM25 relevance, higher is better; 0 without a query.
+    /// Relevance, higher is better; 0 without a query.
     score: f64,
+    /// The query's terms this hit holds (a synonym found stands for its term).
+    matched: Vec<String>,
 }
 
 fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError> {
@@ -118,6 +126,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
     let filters = Filters {
         project: input.project.as_deref().map(|p| memory.project(Some(p))).transpose()?,
         session: input.session,
+        exclude_session: None,
         kind: input.kind,
         tool: input.tool,
         since: time("since", input.since.as_deref())?,
@@ -136,11 +145,14 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
             .into_iter()
             .map(|hit| Hit {
                 id: hit.id,
+                session_id: hit.session_id,
                 time: rfc3339(hit.ts),
                 kind: hit.kind.to_string(),
                 tool: hit.tool,
+                level: hit.level.map(|l| l.as_str().to_owned()),
                 snippet: hit.snippet,
                 score: hit.score,
+                matched: hit.matched,
             })
             .collect(),
     })
@@ -291,7 +303,7 @@ fn inject(memory: &Memory, input: InjectInput) -> Result<InjectOutput, ToolError
         None => configured.budget_chars,
     };
     let settings = ContextSettings { budget_chars, ..configured.clone() };
-    let context = context::build_focused(&memory.store(), &project, &settings, input.query.as_deref())?;
+    let context = context::build_focused(&memory.store(), &project, None, &settings, input.query.as_deref())?;
     Ok(InjectOutput { project, context })
 }
 

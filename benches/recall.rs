@@ -1,0 +1,243 @@
+//! The recall benchmark: does search find the right memory for questions
+//! asked the way people and agents ask them?
+//!
+//! The labelled set is `tests/fixtures/recall/` (its README says where the
+//! text comes from): real changelogs, docs and code, in English and Chinese,
+//! as observations, with hand-written queries in six categories. For each
+//! category this prints recall@5 and MRR@10 of trae-mem's search, beside a
+//! baseline measured in the same run: the previous engine's rule, every
+//! whitespace-separated word (or quoted phrase) as a substring, ranked by
+//! BM25.
+//!
+//! `cargo bench --bench recall` runs the labelled set alone (8,442 rows).
+//! `cargo bench --bench recall -- --padding 100000` first adds that many
+//! generated rows, newer than the labelled ones, as distractors, and also
+//! prints search times.
+
+#[path = "support/corpus.rs"]
+mod corpus;
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, BufWriter, Write};
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::json;
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, SearchRequest, Store};
+
+#[derive(Deserialize)]
+struct Row {
+    id: String,
+    session: String,
+    kind: String,
+    tool: Option<String>,
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Labelled {
+    category: String,
+    query: String,
+    relevant: Vec<String>,
+}
+
+/// Recall is counted in the first this many hits.
+const RECALL_AT: usize = 5;
+/// The reciprocal rank of the first relevant hit, within this many.
+const MRR_AT: usize = 10;
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let padding: usize = flag("--padding").map_or(Ok(0), |v| v.parse())?;
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recall");
+    let rows: Vec<Row> = read_lines(&fixtures.join("corpus.jsonl"))?;
+    let queries: Vec<Labelled> = read_lines(&fixtures.join("queries.jsonl"))?;
+
+    let dir = tempfile::tempdir()?;
+    let export = dir.path().join("labelled.jsonl");
+    write_labelled(&rows, &export)?;
+    let mut store = Store::open(&dir.path().join(DB_FILE), &OpenOptions::default())?;
+    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    if padding > 0 {
+        let generated = dir.path().join("padding.jsonl");
+        corpus::Corpus::new(11).write_export(padding, &mut BufWriter::new(std::fs::File::create(&generated)?))?;
+        store.import(&mut BufReader::new(std::fs::File::open(&generated)?), &mut |_| {})?;
+    }
+    println!("recall: {} labelled rows and {padding} generated, {} queries", rows.len(), queries.len());
+
+    let mut by_category: BTreeMap<&str, Scores> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for labelled in &queries {
+        let relevant: Vec<i64> = labelled.relevant.iter().map(|r| row_id(r)).collect();
+        let started = Instant::now();
+        let hits = store.search(&SearchRequest {
+            text: labelled.query.clone(),
+            filters: Filters::default(),
+            limit: MRR_AT,
+            offset: 0,
+        })?;
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
+        let baseline = baseline(&rows, &labelled.query, MRR_AT);
+        let scores = by_category.entry(labelled.category.as_str()).or_default();
+        scores.add(&found, &baseline, &relevant, ms);
+        if !found.iter().take(RECALL_AT).any(|id| relevant.contains(id)) {
+            misses.push(format!("  [{}] {}", labelled.category, labelled.query));
+        }
+    }
+
+    println!(
+        "{:<11} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "category", "queries", "recall@5", "baseline", "MRR@10", "baseline", "p50 ms"
+    );
+    let mut all = Scores::default();
+    for (category, scores) in &mut by_category {
+        scores.print(category);
+        all.merge(scores);
+    }
+    all.print("all");
+    if args.iter().any(|a| a == "--misses") {
+        println!("queries with nothing relevant in the first {RECALL_AT}:");
+        misses.iter().for_each(|m| println!("{m}"));
+    }
+    Ok(())
+}
+
+/// Per-query figures of one category.
+#[derive(Default)]
+struct Scores {
+    recall: Vec<f64>,
+    baseline_recall: Vec<f64>,
+    reciprocal_rank: Vec<f64>,
+    baseline_reciprocal_rank: Vec<f64>,
+    times: Vec<f64>,
+}
+
+impl Scores {
+    fn add(&mut self, found: &[i64], baseline: &[i64], relevant: &[i64], ms: f64) {
+        self.recall.push(recall(found, relevant));
+        self.baseline_recall.push(recall(baseline, relevant));
+        self.reciprocal_rank.push(reciprocal_rank(found, relevant));
+        self.baseline_reciprocal_rank.push(reciprocal_rank(baseline, relevant));
+        self.times.push(ms);
+    }
+
+    fn merge(&mut self, other: &Scores) {
+        self.recall.extend(&other.recall);
+        self.baseline_recall.extend(&other.baseline_recall);
+        self.reciprocal_rank.extend(&other.reciprocal_rank);
+        self.baseline_reciprocal_rank.extend(&other.baseline_reciprocal_rank);
+        self.times.extend(&other.times);
+    }
+
+    fn print(&mut self, category: &str) {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        self.times.sort_by(f64::total_cmp);
+        println!(
+            "{category:<11} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>8.2}",
+            self.recall.len(),
+            mean(&self.recall),
+            mean(&self.baseline_recall),
+            mean(&self.reciprocal_rank),
+            mean(&self.baseline_reciprocal_rank),
+            self.times[self.times.len() / 2],
+        );
+    }
+}
+
+/// The share of the relevant rows among the first `RECALL_AT` found.
+fn recall(found: &[i64], relevant: &[i64]) -> f64 {
+    let hits = relevant.iter().filter(|r| found.iter().take(RECALL_AT).any(|f| f == *r)).count();
+    hits as f64 / relevant.len().min(RECALL_AT) as f64
+}
+
+/// 1 / the rank of the first relevant row within `MRR_AT`, or 0.
+fn reciprocal_rank(found: &[i64], relevant: &[i64]) -> f64 {
+    found.iter().take(MRR_AT).position(|f| relevant.contains(f)).map_or(0.0, |rank| 1.0 / (rank + 1) as f64)
+}
+
+/// The previous engine's answer: rows holding every whitespace-separated
+/// word (or quoted phrase) as a substring, ignoring case, ranked by BM25
+/// with each term's rarity, newest first on ties.
+fn baseline(rows: &[Row], query: &str, limit: usize) -> Vec<i64> {
+    let terms = baseline_terms(query);
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    let lowered: Vec<String> = rows.iter().map(|r| r.text.to_lowercase()).collect();
+    let total = rows.len() as f64;
+    let idf: Vec<f64> = terms
+        .iter()
+        .map(|t| {
+            let n = lowered.iter().filter(|text| text.contains(t.as_str())).count() as f64;
+            (1.0 + (total - n + 0.5) / (n + 0.5)).ln().max(0.01)
+        })
+        .collect();
+    let matching: Vec<(usize, Vec<usize>)> = lowered
+        .iter()
+        .enumerate()
+        .map(|(i, text)| (i, terms.iter().map(|t| text.matches(t.as_str()).count()).collect::<Vec<_>>()))
+        .filter(|(_, tf)| tf.iter().all(|&n| n > 0))
+        .collect();
+    let mean = matching.iter().map(|(i, _)| lowered[*i].len()).sum::<usize>() as f64 / matching.len().max(1) as f64;
+    let mut scored: Vec<(i64, f64)> = matching
+        .iter()
+        .map(|(i, tf)| {
+            let norm = 1.2 * (0.25 + 0.75 * lowered[*i].len() as f64 / mean.max(1.0));
+            let score = tf.iter().zip(&idf).map(|(&n, w)| w * n as f64 * 2.2 / (n as f64 + norm)).sum();
+            (row_id(&rows[*i].id), score)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    scored.into_iter().take(limit).map(|(id, _)| id).collect()
+}
+
+/// Words and "quoted phrases", lower case, as the previous engine split them.
+fn baseline_terms(raw: &str) -> Vec<String> {
+    let mut terms = Vec::new();
+    for (i, part) in raw.split('"').enumerate() {
+        if i % 2 == 1 {
+            terms.push(part.trim().to_lowercase());
+        } else {
+            terms.extend(part.split_whitespace().map(str::to_lowercase));
+        }
+    }
+    terms.retain(|t| !t.is_empty());
+    terms.dedup();
+    terms
+}
+
+/// Writes the labelled rows as an export: one session per labelled
+/// session, in one project, a minute apart, older than any padding.
+fn write_labelled(rows: &[Row], path: &std::path::Path) -> anyhow::Result<()> {
+    let mut out = BufWriter::new(std::fs::File::create(path)?);
+    let mut ts = 1_700_000_000_000i64;
+    let mut last_session = "";
+    for row in rows {
+        let session = format!("10000000-0000-4000-8000-{:012}", row.session.trim_start_matches('s').parse::<u64>()?);
+        if row.session != last_session {
+            let record = json!({"type": "session", "session": {"id": session, "project": "/bench/recall",
+                "started_at": ts, "ended_at": null, "meta": {}, "observations": 0}});
+            writeln!(out, "{record}")?;
+            last_session = &row.session;
+        }
+        ts += 60_000;
+        let record = json!({"type": "observation", "id": row_id(&row.id), "session_id": session, "ts": ts,
+            "kind": row.kind, "tool": row.tool, "content": row.text, "private": false, "tags": []});
+        writeln!(out, "{record}")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// A labelled row's id in the store: `d00042` is observation 42 (the
+/// labelled rows are imported first, into an empty store).
+fn row_id(name: &str) -> i64 {
+    name.trim_start_matches('d').parse().expect("labelled row ids are d<number>")
+}
+
+fn read_lines<T: for<'de> Deserialize<'de>>(path: &std::path::Path) -> anyhow::Result<Vec<T>> {
+    let text = std::fs::read_to_string(path)?;
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| Ok(serde_json::from_str(l)?)).collect()
+}
