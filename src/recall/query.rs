@@ -122,6 +122,9 @@ impl Builder {
                     self.chinese(run);
                 } else if is_identifier(run) {
                     self.push(Term { label: run.to_owned(), needles: vec![needle(run, Shape::Exact)], required: false });
+                    if let Some(line) = line_number(raw, run) {
+                        self.push(Term { label: line.clone(), needles: vec![needle(&line, Shape::Exact)], required: false });
+                    }
                 } else {
                     for word in run.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
                         self.word(word);
@@ -178,6 +181,9 @@ impl Builder {
                 continue;
             }
             let own = term.needles[0].text.clone();
+            if let Some(word) = negated_word(&term.label).filter(|_| matches!(term.needles[0].shape, Shape::Word { .. })) {
+                term.needles.push(Needle { weight: SYNONYM_WEIGHT, ..word_needle(word) });
+            }
             for synonym in thesaurus::synonyms(&own) {
                 let form = if synonym.chars().any(is_cjk) {
                     needle(synonym, Shape::Cjk)
@@ -222,6 +228,12 @@ pub(super) fn word_key(word: &str) -> String {
     if is_identifier(word) { lower } else { word_needle(&lower).text }
 }
 
+/// The word an `un-` word negates (`unsupported` → `supported`), which a
+/// memory may say as "not supported".
+fn negated_word(word: &str) -> Option<&str> {
+    word.strip_prefix("un").filter(|rest| rest.len() >= 5 && rest.chars().all(|c| c.is_ascii_lowercase()))
+}
+
 /// The English stem of a lower-case word.
 pub fn stem(word: &str) -> String {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
@@ -256,6 +268,15 @@ fn strip_decoration(token: &str) -> &str {
             return text;
         }
     }
+}
+
+/// The line number pasted after a path (`src/lib.rs:120:5` → `120`), which
+/// a memory of reading those lines may mention.
+fn line_number(token: &str, path: &str) -> Option<String> {
+    let rest = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '/' && c != ':' && c != '#');
+    let rest = rest.strip_prefix(path).filter(|_| path.contains(['/', '.']))?;
+    let digits: String = rest.trim_start_matches([':', '#', 'L']).chars().take_while(char::is_ascii_digit).collect();
+    (!digits.is_empty()).then_some(digits)
 }
 
 /// Splits text where it changes between Chinese (or Japanese) and other
@@ -341,12 +362,12 @@ const STOP_WORDS: &[&str] = &[
     "done", "during", "each", "earlier", "even", "ever", "for", "from", "gave", "get", "give", "given", "go",
     "goes", "going", "got", "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if",
     "in", "into", "is", "it", "its", "just", "kept", "known", "last", "let", "lets", "like", "look", "looked",
-    "made", "make", "many", "me", "much", "my", "of", "on", "once", "one", "ones", "or", "our", "ours", "out",
-    "please", "previous", "previously", "really", "recall", "remember", "s", "said", "say", "see", "seen", "she",
-    "should", "so", "some", "something", "still", "stuff", "t", "tell", "than", "that", "the", "their", "them",
-    "then", "there", "these", "they", "thing", "things", "this", "those", "time", "to", "told", "too", "up", "us",
-    "via", "was", "way", "ways", "we", "went", "were", "what", "when", "where", "whether", "which", "while", "who",
-    "whom", "why", "will", "with", "would", "yet", "you", "your",
+    "made", "make", "many", "me", "much", "my", "non", "of", "on", "once", "one", "ones", "or", "our", "ours",
+    "out", "please", "previous", "previously", "really", "recall", "remember", "s", "said", "say", "see", "seen",
+    "she", "should", "so", "some", "something", "still", "stuff", "t", "tell", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "thing", "things", "this", "those", "time", "to", "told", "too", "up",
+    "us", "via", "was", "way", "ways", "we", "went", "were", "what", "when", "where", "whether", "which", "while",
+    "who", "whom", "why", "will", "with", "would", "yet", "you", "your",
 ];
 
 #[cfg(test)]
@@ -384,12 +405,13 @@ mod tests {
     fn identifiers_and_paths_lose_their_decoration_only() {
         assert_eq!(own("parse_config()"), ["parse_config"]);
         assert_eq!(own("`open_store`"), ["open_store"]);
-        assert_eq!(own("src/store/mod.rs:120"), ["src/store/mod.rs"]);
-        assert_eq!(own("src/lib.rs:12:5,"), ["src/lib.rs"]);
+        // The line number stays, as a term of its own.
+        assert_eq!(own("src/store/mod.rs:120"), ["src/store/mod.rs", "120"]);
+        assert_eq!(own("src/lib.rs:12:5,"), ["src/lib.rs", "12"]);
         assert_eq!(own("'with_capacity'"), ["with_capacity"]);
         assert_eq!(own("Store::open"), ["store::open"]);
         assert_eq!(own("HashMap"), ["hashmap"]);
-        assert_eq!(own("main.rs#L40"), ["main.rs"]);
+        assert_eq!(own("main.rs#L40"), ["main.rs", "40"]);
         assert_eq!(own("utf8"), ["utf8"]);
     }
 

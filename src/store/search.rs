@@ -108,7 +108,7 @@ impl Table {
 pub const RANKED_CANDIDATES: usize = 500;
 
 /// The newest rows nominated for each form of each term.
-const PER_NEEDLE: usize = 200;
+const PER_NEEDLE: usize = 1000;
 
 /// The nominated rows read and ranked, those whose terms weigh most.
 const POOL: usize = 250;
