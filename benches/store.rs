@@ -130,4 +130,8 @@ const QUERIES: &[(&str, &str)] = &[
     ("multi-word", "connection refused timeout"),
     ("multi-word", "缓存 latency"),
     ("multi-word", "\"cache miss\""),
+    ("question", "how did we fix the timeout when the database was locked?"),
+    ("question", "why does the cache miss so often after a migration"),
+    ("question", "where do we parse the config and handle a missing file"),
+    ("question", "上次数据库连接超时是怎么解决的"),
 ];

@@ -43,7 +43,7 @@ const GROUPS: &[&[&str]] = &[
     &["query", "查询"],
     &["index", "索引"],
     &["search", "find", "lookup", "搜索", "查找"],
-    &["test", "spec", "测试", "单测"],
+    &["test", "测试", "单测"],
     &["build", "compile", "compilation", "构建", "编译"],
     &["install", "setup", "安装"],
     &["deploy", "release", "publish", "部署", "发布"],

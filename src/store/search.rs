@@ -87,6 +87,21 @@ enum Table {
 }
 
 impl Table {
+    /// The SQL that reads candidates to rank, by a JSON array of ids:
+    /// id, kind, time and text.
+    fn candidates_sql(self) -> &'static str {
+        match self {
+            Table::Observations => {
+                "SELECT o.id, o.kind, o.ts, o.content FROM observations o
+                 WHERE o.id IN (SELECT value FROM json_each(?1)) AND o.private = 0"
+            }
+            Table::Summaries => {
+                "SELECT sm.id, 'summary', sm.created_at, sm.content FROM summaries sm
+                 WHERE sm.id IN (SELECT value FROM json_each(?1))"
+            }
+        }
+    }
+
     /// The SQL that reads a row of this table, by id, with its session.
     fn row_sql(self) -> &'static str {
         match self {
@@ -115,7 +130,19 @@ const POOL: usize = 250;
 
 /// Past this many rows, a form's document frequency is taken as this many:
 /// its weight is already near the floor, and counting further costs time.
-const DOC_FREQUENCY_CAP: i64 = 10_000;
+const DOC_FREQUENCY_CAP: usize = 10_000;
+
+/// Whether any filter narrows the search.
+fn has_filters(filters: &Filters) -> bool {
+    let Filters { project, session, exclude_session, kind, tool, since, until } = filters;
+    project.is_some()
+        || session.is_some()
+        || exclude_session.is_some()
+        || kind.is_some()
+        || tool.is_some()
+        || since.is_some()
+        || until.is_some()
+}
 
 /// SQL text plus the values bound to its placeholders.
 struct Sql {
@@ -181,10 +208,22 @@ impl Sql {
 /// A term still in play: one or more of its forms occurs somewhere.
 struct LiveTerm<'q> {
     term: &'q Term,
-    /// The forms that occur, with their index expressions.
-    needles: Vec<(&'q Needle, String)>,
-    /// Rarity: BM25's inverse document frequency of its rarest own form.
+    /// The index expression for its own form, and for any of its synonyms.
+    own: Option<String>,
+    synonyms: Option<String>,
+    /// Rarity: BM25's inverse document frequency of its own form (of its
+    /// synonyms, at their weight, when only they occur).
     idf: f64,
+    /// The newest rows holding its own form, when no filter applies: the
+    /// count of document frequency read them anyway.
+    newest: Vec<i64>,
+}
+
+impl LiveTerm<'_> {
+    /// Every form of it, in the order `Count::found` refers to.
+    fn needles(&self) -> impl Iterator<Item = &Needle> {
+        self.term.needles.iter()
+    }
 }
 
 impl Store {
@@ -196,7 +235,7 @@ impl Store {
         if query.terms.is_empty() {
             return self.newest(request);
         }
-        let Some(live) = self.live_terms(&query)? else {
+        let Some(live) = self.live_terms(&query, &request.filters)? else {
             return Ok(Vec::new());
         };
         if live.is_empty() {
@@ -211,37 +250,48 @@ impl Store {
         pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
         pool.truncate(POOL);
 
-        let counter = rank::Counter::new(live.iter().map(|t| t.needles.iter().map(|(n, _)| *n).collect()).collect());
+        let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
         let mut documents = Vec::with_capacity(pool.len());
-        let mut rows = FxHashMap::default();
-        for ((table, id), _) in pool {
-            let Some(row) = self.read_row(table, id)? else { continue };
-            let counts = counter.count(row.content.as_bytes());
-            let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
-            if missing_required || counts.iter().all(|c| c.tf == 0.0) {
+        let mut sources = Vec::with_capacity(pool.len());
+        for table in [Table::Observations, Table::Summaries] {
+            let ids: Vec<i64> = pool.iter().filter(|((t, _), _)| *t == table).map(|((_, id), _)| *id).collect();
+            if ids.is_empty() {
                 continue;
             }
-            documents.push(Document {
-                key: documents.len(),
-                length: row.content.len(),
-                ts: row.ts,
-                states: row.kind != Kind::Tool,
-                counts,
-            });
-            rows.insert(documents.len() - 1, (table, id, row));
+            let mut stmt = self.conn.prepare_cached(table.candidates_sql())?;
+            let mut rows = stmt.query([serde_json::to_string(&ids)?])?;
+            while let Some(row) = rows.next()? {
+                // Bytes: the terms are found without checking the text is UTF-8.
+                let content = row.get_ref(3)?.as_bytes()?;
+                let counts = counter.count(content);
+                let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
+                if missing_required || counts.iter().all(|c| c.tf == 0.0) {
+                    continue;
+                }
+                let kind: Kind = row.get(1)?;
+                documents.push(Document {
+                    key: documents.len(),
+                    length: content.len(),
+                    ts: row.get(2)?,
+                    states: kind != Kind::Tool,
+                    counts,
+                });
+                sources.push((table, row.get::<_, i64>(0)?));
+            }
         }
         let ranked = rank::rank(&documents, &weights);
         let mut hits = Vec::new();
         for rank::Ranked { key, score, coverage } in ranked.into_iter().skip(request.offset).take(request.limit) {
-            let Some((table, id, row)) = rows.remove(&key) else { continue };
+            let (table, id) = sources[key];
+            let Some(row) = self.read_row(table, id)? else { continue };
             let counts = &documents[key].counts;
             let mut matched = Vec::new();
             let mut marks = Vec::new();
             for (term, count) in live.iter().zip(counts) {
                 if let Some(found) = count.found {
-                    let (needle, _) = term.needles[found];
+                    let needle = &term.term.needles[found];
                     matched.push(if found == 0 { term.term.label.clone() } else { needle.display().to_owned() });
-                    marks.extend(term.needles.iter().map(|(n, _)| (n.text.as_str(), matches!(n.shape, Shape::Word { .. }))));
+                    marks.extend(term.needles().map(|n| (n.text.as_str(), matches!(n.shape, Shape::Word { .. }))));
                 }
             }
             hits.push(SearchHit { coverage, ..row.into_hit(table, id, score, matched, &marks) });
@@ -278,56 +328,55 @@ impl Store {
 
     /// Each term with the forms of it that occur, and its rarity. `None`
     /// when quoted text occurs nowhere, so nothing can match.
-    fn live_terms<'q>(&self, query: &'q Query) -> Result<Option<Vec<LiveTerm<'q>>>> {
+    fn live_terms<'q>(&self, query: &'q Query, filters: &Filters) -> Result<Option<Vec<LiveTerm<'q>>>> {
         let total: i64 = self.conn.query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| r.get(0))?;
+        let rarity = |frequency: usize| {
+            let n = frequency as f64;
+            (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01)
+        };
+        let unfiltered = Filters::default();
         let mut live = Vec::new();
         for term in &query.terms {
-            let mut needles = Vec::new();
-            let mut idf: f64 = 0.0;
-            for needle in &term.needles {
-                let Some(expression) = expression(self.index, needle) else { continue };
-                let frequency = self.document_frequency(&expression)?;
-                if frequency == 0 {
+            let own = expression(self.index, &term.needles[0]);
+            // One term's rarity ranks nothing against another's: counting
+            // its rows would only cost time.
+            let cap = if query.terms.len() == 1 { PER_NEEDLE } else { DOC_FREQUENCY_CAP };
+            let newest = match &own {
+                Some(own) => self.matching(Table::Observations, std::slice::from_ref(own), &unfiltered, cap)?,
+                None => Vec::new(),
+            };
+            let summaries = match &own {
+                Some(own) if newest.len() < cap => {
+                    self.matching(Table::Summaries, std::slice::from_ref(own), &unfiltered, cap)?.len()
+                }
+                _ => 0,
+            };
+            let synonyms: Vec<String> = term.needles[1..].iter().filter_map(|n| expression(self.index, n)).collect();
+            let synonyms = (!synonyms.is_empty()).then(|| synonyms.join(" OR "));
+            let idf = if newest.len() + summaries > 0 {
+                rarity(newest.len() + summaries)
+            } else {
+                let Some(any) = &synonyms else {
+                    if term.required {
+                        return Ok(None);
+                    }
+                    continue;
+                };
+                let found = self.matching(Table::Observations, std::slice::from_ref(any), &unfiltered, cap)?;
+                if found.is_empty() {
                     continue;
                 }
-                let n = frequency as f64;
-                let rarity = (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01);
-                idf = idf.max(rarity * needle.weight);
-                needles.push((needle, expression));
-            }
-            if needles.is_empty() {
-                if term.required {
-                    return Ok(None);
-                }
-                continue;
-            }
-            live.push(LiveTerm { term, needles, idf });
+                rarity(found.len()) * query::SYNONYM_WEIGHT
+            };
+            let newest = if has_filters(filters) { Vec::new() } else { newest };
+            live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, newest });
         }
         Ok(Some(live))
     }
 
-    /// How many rows (observations and summaries) the index nominates for
-    /// an expression, counted up to `DOC_FREQUENCY_CAP`. The LIKE mode has
-    /// no index to ask, so every form counts as found once.
-    fn document_frequency(&self, expression: &str) -> Result<i64> {
-        if self.index == IndexMode::Like {
-            return Ok(1);
-        }
-        let mut count = 0;
-        for table in ["observations_fts", "summaries_fts"] {
-            count += self
-                .conn
-                .prepare_cached(&format!(
-                    "SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?1 LIMIT ?2)"
-                ))?
-                .query_row(rusqlite::params![expression, DOC_FREQUENCY_CAP], |r| r.get::<_, i64>(0))?;
-        }
-        Ok(count)
-    }
-
     /// Adds `table`'s nominations to `nominated`, each with the weight of
     /// the terms that nominated it: the newest rows holding every term, and
-    /// the newest holding each form.
+    /// the newest holding each term's own form and any of its synonyms.
     fn nominate(
         &self,
         table: Table,
@@ -336,29 +385,42 @@ impl Store {
         nominated: &mut FxHashMap<(Table, i64), f64>,
     ) -> Result<()> {
         let every_term: f64 = live.iter().map(|t| t.idf).sum();
+        let any_form = |t: &LiveTerm<'_>| -> String {
+            let forms: Vec<&str> = t.own.iter().chain(&t.synonyms).map(String::as_str).collect();
+            format!("({})", forms.join(" OR "))
+        };
         // The LIKE mode has no expression for "any form of the term": its
         // nominations per form are all it has.
         if live.len() > 1 && self.index != IndexMode::Like {
-            let all: Vec<String> = live
-                .iter()
-                .map(|t| t.needles.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>().join(" OR "))
-                .map(|any| format!("({any})"))
-                .collect();
+            let all: Vec<String> = live.iter().map(any_form).collect();
             for id in self.matching(table, &all, filters, RANKED_CANDIDATES)? {
                 nominated.insert((table, id), every_term);
             }
         }
         for term in live {
-            let mut seen = Vec::new();
-            for (needle, expression) in &term.needles {
-                for id in self.matching(table, std::slice::from_ref(expression), filters, PER_NEEDLE)? {
-                    if !seen.contains(&id) {
-                        seen.push(id);
-                        let weight = nominated.entry((table, id)).or_insert(0.0);
-                        if *weight < every_term {
-                            *weight += term.idf * needle.weight;
-                        }
+            let mut add = |ids: &[i64], weight: f64| {
+                for &id in ids {
+                    let nominee = nominated.entry((table, id)).or_insert(0.0);
+                    if *nominee < every_term {
+                        *nominee += term.idf * weight;
                     }
+                }
+            };
+            match &term.own {
+                Some(_) if table == Table::Observations && !term.newest.is_empty() => {
+                    add(&term.newest[..term.newest.len().min(PER_NEEDLE)], 1.0);
+                }
+                Some(own) => add(&self.matching(table, std::slice::from_ref(own), filters, PER_NEEDLE)?, 1.0),
+                None => {}
+            }
+            if let Some(synonyms) = &term.synonyms {
+                let forms: Vec<String> = if self.index == IndexMode::Like {
+                    term.term.needles[1..].iter().filter_map(|n| expression(self.index, n)).collect()
+                } else {
+                    vec![synonyms.clone()]
+                };
+                for form in forms {
+                    add(&self.matching(table, std::slice::from_ref(&form), filters, PER_NEEDLE)?, query::SYNONYM_WEIGHT);
                 }
             }
         }
@@ -378,10 +440,15 @@ impl Store {
         };
         let join = if filters.project.is_some() { format!("JOIN sessions s ON s.id = {alias}.session_id") } else { String::new() };
         let text = if self.index == IndexMode::Like {
-            let found: Vec<String> = expressions
+            // SQLite's lower() folds ASCII letters only: a form with other
+            // cased letters (`münchen`) is left for ranking to confirm.
+            let foldable = |e: &String| e.chars().all(|c| c.is_ascii() || c.to_uppercase().eq([c]));
+            let mut found: Vec<String> = expressions
                 .iter()
+                .filter(|e| foldable(e))
                 .map(|e| format!("instr(lower({alias}.content), {}) > 0", sql.bind(e.clone())))
                 .collect();
+            found.push("1".to_owned());
             let limit = sql.bind(limit as i64);
             format!(
                 "SELECT {alias}.id FROM {rows} {alias} {join} WHERE {}{private} {} ORDER BY {alias}.id DESC LIMIT {limit}",
@@ -402,7 +469,7 @@ impl Store {
                 sql.text,
             )
         };
-        let ids = self
+        let ids: Vec<i64> = self
             .conn
             .prepare_cached(&text)?
             .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| row.get(0))?
