@@ -388,14 +388,15 @@ fn the_server_and_eight_hook_processes_share_one_home() {
             json!({"session_id": session, "kind": "decision", "content": format!("mcp-write {k}")}),
         );
         assert_eq!(logged["private"], false);
-        server.call_ok("trae_mem_search", json!({"query": "hook-write"}));
+        server.call_ok("trae_mem_search", json!({"query": "\"hook-write\""}));
     }
     hooks.into_iter().for_each(|h| h.join().unwrap());
     // Anything a hook spooled under contention is stored by the next call.
     home.run(&["spool", "replay"], None).ok();
 
     // The server sees every hook write...
-    let hits = server.call_ok("trae_mem_search", json!({"query": "hook-write", "project": project, "limit": 100}));
+    let hits =
+        server.call_ok("trae_mem_search", json!({"query": "\"hook-write\"", "project": project, "limit": 100}));
     let mut seen: Vec<String> = hits["hits"]
         .as_array()
         .unwrap()
@@ -413,12 +414,19 @@ fn the_server_and_eight_hook_processes_share_one_home() {
     let ended = server.call_ok("trae_mem_end_session", json!({"session_id": session}));
     let brief = ended["brief"].as_str().unwrap();
     assert!(brief.starts_with("Concluded: mcp-write"), "{brief}");
+    // Nine sessions to tell: the server's, and eight hook sessions that
+    // never ended (told as open, their summaries written on the way).
+    std::fs::write(home.home().join("trae-mem.toml"), "[context]\nsessions = 9\nbudget_chars = 8000\n").unwrap();
     let start = json!({"session_id": "after", "cwd": project, "hook_event_name": "SessionStart", "source": "startup"});
     let run = home.run(&["hook"], Some(&serde_json::to_vec(&start).unwrap())).ok();
     let context = run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
     assert!(context.contains(brief), "{context}");
-    let cli = home.run(&["search", "mcp-write", "--limit", "100", "--json"], None).ok().json();
-    assert_eq!(cli["hits"].as_array().unwrap().len(), NOTES);
+    assert_eq!(context.matches("still open or ended without a SessionEnd").count(), HOOKS, "{context}");
+    let cli = home.run(&["search", "\"mcp-write\"", "--limit", "100", "--json"], None).ok().json();
+    let hits = cli["hits"].as_array().unwrap();
+    assert_eq!(hits.iter().filter(|h| h["kind"] != "summary").count(), NOTES, "{cli}");
+    // The server's session summary is a hit of its own.
+    assert_eq!(hits.iter().filter(|h| h["kind"] == "summary" && h["id"].is_null()).count(), 2, "{cli}");
 
     assert_eq!(
         count(&home, "SELECT count(*) FROM observations WHERE content LIKE 'hook-write %'"),
@@ -532,13 +540,21 @@ fn the_official_python_sdk_drives_every_tool() {
 
     // Search: a compact index, public rows only.
     let hits = steps.ok("search")["hits"].as_array().unwrap();
-    let ids: Vec<i64> = hits.iter().map(|h| h["id"].as_i64().unwrap()).collect();
-    assert_eq!(ids, [1, 2]);
+    // The prompt, the tool row and the session's two summaries hold both
+    // words and come first; the row with one of them follows.
+    let held = |h: &Value| h["matched"].as_array().unwrap().len();
+    let both = hits.iter().take_while(|h| held(h) == 2).count();
+    assert!(hits[both..].iter().all(|h| held(h) < 2), "{hits:?}");
+    let ids: Vec<i64> = hits[..both].iter().filter_map(|h| h["id"].as_i64()).collect();
+    assert_eq!(ids, [1, 2], "{hits:?}");
+    let levels: Vec<&str> = hits[..both].iter().filter_map(|h| h["level"].as_str()).collect();
+    assert_eq!(levels, ["brief", "detailed"], "{hits:?}");
     assert_eq!(hits[0]["snippet"], "Why does the nightly import say «database» is «locked»?");
     let mut keys: Vec<&String> = hits[0].as_object().unwrap().keys().collect();
     keys.sort();
-    assert_eq!(keys, ["id", "kind", "score", "snippet", "time", "tool"]);
-    assert_eq!(hits[1]["tool"], "Bash");
+    assert_eq!(keys, ["id", "kind", "matched", "score", "session_id", "snippet", "time", "tool"]);
+    assert_eq!(hits[0]["matched"], json!(["database", "locked"]));
+    assert_eq!(hits.iter().find(|h| h["id"] == 2).unwrap()["tool"], "Bash");
     assert_eq!(steps.ok("search_private")["hits"], json!([]));
     assert_eq!(steps.ok("search_vault")["hits"], json!([]));
     assert_eq!(steps.err("search_bad_limit"), "limit must be from 1 to 100, not 1000");

@@ -306,13 +306,14 @@ pub fn is_cjk(c: char) -> bool {
 }
 
 /// Whether a token is code rather than a word: it has `_`, `/`, `::`, a
-/// dot or dash between characters, a capital inside it, or digits among
+/// dot between characters, a sign such as `+` or `#` (`C++`), a capital inside it, or digits among
 /// letters. Such tokens are looked for as written, never stemmed.
 fn is_identifier(token: &str) -> bool {
     let inner = |c: char| token.trim_matches(c).contains(c);
     let letters = token.chars().any(char::is_alphabetic);
     let digits = token.chars().any(|c| c.is_ascii_digit());
     token.contains(['_', '/', '\\'])
+        || token.chars().any(|c| !c.is_alphanumeric() && !matches!(c, '-' | '.' | '\'' | '’'))
         || token.contains("::")
         || token.starts_with("--")
         || inner('.')
@@ -413,12 +414,15 @@ mod tests {
         assert_eq!(own("HashMap"), ["hashmap"]);
         assert_eq!(own("main.rs#L40"), ["main.rs", "40"]);
         assert_eq!(own("utf8"), ["utf8"]);
+        assert_eq!(own("C++ C#"), ["c++", "c#"]);
+        // Hyphenated words are words: "half-read" is asked as "half read".
+        assert_eq!(own("half-read"), ["half", "read"]);
     }
 
     #[test]
     fn quotes_keep_text_exact_and_required() {
-        assert_eq!(needles(r#"say "Database is locked" now"#), [
-            ("say".to_owned(), false),
+        assert_eq!(needles(r#"write "Database is locked" now"#), [
+            ("write".to_owned(), false),
             ("database is locked".to_owned(), true),
             ("now".to_owned(), false)
         ]);

@@ -69,20 +69,11 @@ const SOURCE_VIEW: &str = "
 CREATE VIEW observations_fts_src AS
     SELECT id, content || '  ' AS content FROM observations WHERE private = 0;";
 
-/// Summaries are indexed the same way, kept in step by triggers: a session
-/// has two, rewritten rarely, so a trigger's cost does not matter here.
-const SUMMARY_INDEX: &str = "
-CREATE VIEW summaries_fts_src AS SELECT id, content || '  ' AS content FROM summaries;
-CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
-    INSERT INTO summaries_fts(rowid, content) VALUES (new.id, new.content || '  ');
-END;
-CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
-    INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', old.id, old.content || '  ');
-END;
-CREATE TRIGGER summaries_fts_update AFTER UPDATE OF content ON summaries BEGIN
-    INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', old.id, old.content || '  ');
-    INSERT INTO summaries_fts(rowid, content) VALUES (new.id, new.content || '  ');
-END;";
+/// Summaries are indexed the same way, by `put_summary` (not by triggers,
+/// which would make a plain `sqlite3` shell, without trae-mem's tokenizer,
+/// unable to touch the summaries table).
+const SUMMARY_SOURCE_VIEW: &str =
+    "CREATE VIEW summaries_fts_src AS SELECT id, content || '  ' AS content FROM summaries;";
 
 /// Bytes of new index data FTS5 holds in memory before writing a segment.
 /// The default (1 MB) makes a bulk import write and merge many small
@@ -124,7 +115,7 @@ pub fn create_summary_index(conn: &Connection, mode: IndexMode) -> Result<()> {
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE summaries_fts USING fts5(
              content, content='summaries_fts_src', content_rowid='id', {options});
-         {SUMMARY_INDEX}
+         {SUMMARY_SOURCE_VIEW}
          INSERT INTO summaries_fts(summaries_fts) VALUES ('rebuild');"
     ))?;
     Ok(())
@@ -150,9 +141,6 @@ pub fn drop(conn: &Connection) -> Result<()> {
         "DROP TABLE IF EXISTS observations_fts_vocab;
          DROP TABLE IF EXISTS observations_fts;
          DROP VIEW IF EXISTS observations_fts_src;
-         DROP TRIGGER IF EXISTS summaries_fts_insert;
-         DROP TRIGGER IF EXISTS summaries_fts_delete;
-         DROP TRIGGER IF EXISTS summaries_fts_update;
          DROP TABLE IF EXISTS summaries_fts;
          DROP VIEW IF EXISTS summaries_fts_src;",
     )?;
@@ -167,6 +155,20 @@ pub fn add(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result
         conn.prepare_cached("INSERT INTO observations_fts(rowid, content) VALUES (?1, ?2 || '  ')")?
             .execute(rusqlite::params![id, content])?;
     }
+    Ok(())
+}
+
+/// Indexes a summary written as `id`, in place of its `old` text if it had one.
+pub fn put_summary(conn: &Connection, mode: IndexMode, id: i64, old: Option<&str>, content: &str) -> Result<()> {
+    if mode == IndexMode::Like {
+        return Ok(());
+    }
+    if let Some(old) = old {
+        conn.prepare_cached("INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', ?1, ?2 || '  ')")?
+            .execute(rusqlite::params![id, old])?;
+    }
+    conn.prepare_cached("INSERT INTO summaries_fts(rowid, content) VALUES (?1, ?2 || '  ')")?
+        .execute(rusqlite::params![id, content])?;
     Ok(())
 }
 

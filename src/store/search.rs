@@ -337,7 +337,7 @@ impl Store {
         let unfiltered = Filters::default();
         let mut live = Vec::new();
         for term in &query.terms {
-            let own = expression(self.index, &term.needles[0]);
+            let own = expression(self.index, &term.needles[0], term.required);
             // One term's rarity ranks nothing against another's: counting
             // its rows would only cost time.
             let cap = if query.terms.len() == 1 { PER_NEEDLE } else { DOC_FREQUENCY_CAP };
@@ -351,7 +351,7 @@ impl Store {
                 }
                 _ => 0,
             };
-            let synonyms: Vec<String> = term.needles[1..].iter().filter_map(|n| expression(self.index, n)).collect();
+            let synonyms: Vec<String> = term.needles[1..].iter().filter_map(|n| expression(self.index, n, false)).collect();
             let synonyms = (!synonyms.is_empty()).then(|| synonyms.join(" OR "));
             let idf = if newest.len() + summaries > 0 {
                 rarity(newest.len() + summaries)
@@ -415,7 +415,7 @@ impl Store {
             }
             if let Some(synonyms) = &term.synonyms {
                 let forms: Vec<String> = if self.index == IndexMode::Like {
-                    term.term.needles[1..].iter().filter_map(|n| expression(self.index, n)).collect()
+                    term.term.needles[1..].iter().filter_map(|n| expression(self.index, n, false)).collect()
                 } else {
                     vec![synonyms.clone()]
                 };
@@ -531,7 +531,7 @@ impl Row {
 /// The index expression that nominates rows holding `needle`, or `None`
 /// when this index cannot find it (a form with no word characters, in the
 /// word index). In the LIKE mode, the text `instr` looks for.
-fn expression(mode: IndexMode, needle: &Needle) -> Option<String> {
+fn expression(mode: IndexMode, needle: &Needle, phrase: bool) -> Option<String> {
     let text = &needle.text;
     Some(match mode {
         // The index's tokenizer keeps one- and two-character pieces as
@@ -545,10 +545,9 @@ fn expression(mode: IndexMode, needle: &Needle) -> Option<String> {
             if !text.chars().any(char::is_alphanumeric) {
                 return None;
             }
-            match needle.shape {
-                Shape::Word { .. } => format!("{} *", fts_string(text)),
-                Shape::Exact | Shape::Cjk => fts_string(text),
-            }
+            // Word tokens: a form is found at the start of one (a run of
+            // Chinese is a single token), and quoted text as written.
+            if phrase { fts_string(text) } else { format!("{} *", fts_string(text)) }
         }
         IndexMode::Like => text.clone(),
     })

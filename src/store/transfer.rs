@@ -201,15 +201,14 @@ fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: &mut Import
             }
         }
         ExportRecord::Summary(summary) => {
-            let inserted = conn
-                .prepare_cached(
-                    "INSERT INTO summaries(session_id, created_at, level, content) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT(session_id, level) DO UPDATE
-                     SET created_at = excluded.created_at, content = excluded.content
-                     WHERE excluded.created_at > summaries.created_at",
-                )?
-                .execute(params![summary.session_id, summary.created_at, summary.level.as_str(), summary.content])?;
-            if inserted == 1 { report.summaries += 1 } else { report.duplicates += 1 }
+            let written = writer.upsert_summary(
+                &summary.session_id,
+                summary.level,
+                &summary.content,
+                summary.created_at,
+                true,
+            )?;
+            if written { report.summaries += 1 } else { report.duplicates += 1 }
         }
     }
     Ok(())

@@ -159,13 +159,44 @@ impl<'a> Writer<'a> {
 
     /// Sets a session's summary at `level`, replacing any earlier one.
     pub fn put_summary(&self, session_id: &str, level: SummaryLevel, content: &str, created_at: i64) -> Result<()> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO summaries(session_id, created_at, level, content) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(session_id, level)
-                 DO UPDATE SET created_at = excluded.created_at, content = excluded.content",
-            )?
-            .execute(params![session_id, created_at, level.as_str(), content])?;
+        self.upsert_summary(session_id, level, content, created_at, false)?;
         Ok(())
+    }
+
+    /// Writes a session's summary at `level` and indexes it. With
+    /// `only_if_newer`, an existing summary stays unless this one is newer.
+    /// Returns whether it was written.
+    pub fn upsert_summary(
+        &self,
+        session_id: &str,
+        level: SummaryLevel,
+        content: &str,
+        created_at: i64,
+        only_if_newer: bool,
+    ) -> Result<bool> {
+        let old: Option<(i64, String, i64)> = self
+            .conn
+            .prepare_cached("SELECT id, content, created_at FROM summaries WHERE session_id = ?1 AND level = ?2")?
+            .query_row(params![session_id, level.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?;
+        let id = match &old {
+            Some((_, _, at)) if only_if_newer && *at >= created_at => return Ok(false),
+            Some((id, _, _)) => {
+                self.conn
+                    .prepare_cached("UPDATE summaries SET created_at = ?2, content = ?3 WHERE id = ?1")?
+                    .execute(params![id, created_at, content])?;
+                *id
+            }
+            None => {
+                self.conn
+                    .prepare_cached(
+                        "INSERT INTO summaries(session_id, created_at, level, content) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![session_id, created_at, level.as_str(), content])?;
+                self.conn.last_insert_rowid()
+            }
+        };
+        index::put_summary(self.conn, self.index, id, old.as_ref().map(|(_, text, _)| text.as_str()), content)?;
+        Ok(true)
     }
 }
