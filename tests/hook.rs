@@ -5,23 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Home, fixtures};
-
-/// A Claude Code payload for `event` in session `sid`, with extra fields.
-fn payload(sid: &str, event: &str, extra: Value) -> Vec<u8> {
-    let mut p = json!({
-        "session_id": sid,
-        "transcript_path": format!("/home/dev/.claude/projects/x/{sid}.jsonl"),
-        "cwd": "/home/dev/src/app",
-        "hook_event_name": event,
-    });
-    p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-    serde_json::to_vec(&p).unwrap()
-}
-
-fn hook(home: &Home, sid: &str, event: &str, extra: Value) -> crate::util::Run {
-    home.run(&["hook"], Some(&payload(sid, event, extra)))
-}
+use crate::util::{Home, claude_code_hook as hook, claude_code_payload as payload, fixtures};
 
 /// (kind, tool, content, private) of every observation, in order.
 fn rows(home: &Home) -> Vec<(String, Option<String>, String, bool)> {

@@ -10,4 +10,5 @@ mod ingest;
 mod install;
 mod mcp;
 mod plugins;
+mod recall;
 mod store_cli;

@@ -154,3 +154,21 @@ pub fn run_command(mut cmd: Command, args: &[&str], stdin: Option<&[u8]>) -> Run
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code")
 }
+
+/// A Claude Code payload for `event` in session `sid` (working in
+/// /home/dev/src/app), with extra fields.
+pub fn claude_code_payload(sid: &str, event: &str, extra: serde_json::Value) -> Vec<u8> {
+    let mut p = serde_json::json!({
+        "session_id": sid,
+        "transcript_path": format!("/home/dev/.claude/projects/x/{sid}.jsonl"),
+        "cwd": "/home/dev/src/app",
+        "hook_event_name": event,
+    });
+    p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    serde_json::to_vec(&p).unwrap()
+}
+
+/// Runs `trae-mem hook` as Claude Code does for `event` in session `sid`.
+pub fn claude_code_hook(home: &Home, sid: &str, event: &str, extra: serde_json::Value) -> Run {
+    home.run(&["hook"], Some(&claude_code_payload(sid, event, extra)))
+}

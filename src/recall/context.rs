@@ -6,10 +6,12 @@
 //! The MCP server's `trae_mem_inject` uses the same code, optionally
 //! focused by a query whose best hits come first.
 
+use std::collections::HashSet;
+
 use anyhow::Result;
 
 use crate::config::ContextSettings;
-use crate::store::{Filters, SearchHit, SearchRequest, Store};
+use crate::store::{Filters, MARK_END, MARK_START, SearchHit, SearchRequest, Store};
 use crate::text::clip;
 use crate::timefmt;
 
@@ -88,8 +90,12 @@ pub fn for_prompt(
     settings: &ContextSettings,
 ) -> Result<Option<String>> {
     let query = clip(prompt, PROMPT_QUERY_CHARS);
-    let mut hits = search(store, project, current, &query, settings.prompt_hits)?;
+    let mut hits = search(store, project, current, &query, settings.prompt_hits * 2)?;
     hits.retain(|hit| hit.coverage >= PROMPT_RELEVANCE);
+    // A session's detailed summary says what its brief one does, and more.
+    let mut summarized = HashSet::new();
+    hits.retain(|hit| hit.id.is_some() || summarized.insert(hit.session_id.clone()));
+    hits.truncate(settings.prompt_hits);
     if hits.is_empty() {
         return Ok(None);
     }
@@ -116,7 +122,9 @@ fn lines(hits: &[SearchHit]) -> String {
     let mut lines = String::new();
     for hit in hits {
         let tool = hit.tool.as_deref().map(|t| format!(" {t}")).unwrap_or_default();
-        let snippet: Vec<&str> = hit.snippet.split_whitespace().collect();
+        // The agent reads the excerpt as text: the match marks are noise to it.
+        let plain = hit.snippet.replace([MARK_START, MARK_END], "");
+        let snippet: Vec<&str> = plain.split_whitespace().collect();
         lines.push_str(&format!(
             "- {} {} {}{tool}: {}\n",
             hit.reference(),

@@ -27,6 +27,7 @@ use rusqlite::{Connection, OpenFlags};
 pub use index::IndexMode;
 pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel};
 pub use search::{Filters, SearchHit, SearchRequest};
+pub use snippet::{MARK_END, MARK_START};
 pub use timeline::{Timeline, Told};
 pub use transfer::{ExportRecord, ImportReport};
 pub use write::{NewObservation, SessionKey, Writer};
