@@ -18,7 +18,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::json;
+use trae_mem::plugins::Plugins;
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
+use trae_mem::summarize;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -40,6 +42,12 @@ fn main() -> anyhow::Result<()> {
     corpus::Corpus::new(7).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
     store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    // Every session summarized, as SessionEnd would have: a prompt recalls
+    // from the summaries.
+    let builtin = Plugins::new(&[], "builtin", &home, false);
+    for session in store.sessions(None, usize::MAX)? {
+        summarize::session(&mut store, &builtin, &session.id, session.ended_at.unwrap_or(session.started_at))?;
+    }
     store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     drop(store);
     println!("database: {observations} observations");
@@ -79,6 +87,7 @@ fn main() -> anyhow::Result<()> {
     locked_figures(&exe, &home, &payload)?;
     import_figures(&exe, dir.path(), &export, &payload, hook_p50)?;
     plugin_figures(&exe, &home, dir.path(), runs)?;
+    prompt_figures(&exe, &home, dir.path(), runs)?;
 
     // SessionEnd on a session of `session_size` observations.
     let end_session = "bench-end-session";
@@ -95,6 +104,33 @@ fn main() -> anyhow::Result<()> {
         "hook SessionEnd ({session_size} obs)   p50 {:6.2} ms  (5 runs, summary included)",
         percentile(&mut ends, 50.0)
     );
+    Ok(())
+}
+
+/// UserPromptSubmit with the project's relevant memories recalled (the
+/// default) and with `[context] on_prompt = false`, interleaved, in a
+/// project of the corpus (about a twentieth of it).
+fn prompt_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::Result<()> {
+    let on = dir.join("recall-on");
+    let off = dir.join("recall-off");
+    std::fs::create_dir_all(&on)?;
+    std::fs::create_dir_all(&off)?;
+    std::fs::write(off.join("trae-mem.toml"), "[context]\non_prompt = false\n")?;
+    for prompt in ["why does the database migration time out when the cache is cold?", "上次数据库连接超时是怎么解决的"]
+    {
+        let payload = serde_json::to_vec(&json!({"session_id": "bench-prompt", "cwd": "/home/dev/src/project-3",
+            "hook_event_name": "UserPromptSubmit", "prompt": prompt}))?;
+        let (mut with, mut without) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+        for _ in 0..runs {
+            without.push(spawn_in(exe, &["hook"], home, &payload, &off)?);
+            with.push(spawn_in(exe, &["hook"], home, &payload, &on)?);
+        }
+        let (with_p50, without_p50) = (percentile(&mut with, 50.0), percentile(&mut without, 50.0));
+        println!(
+            "hook UserPromptSubmit, recall off / on   p50 {without_p50:6.2} / {with_p50:6.2} ms  (recall costs {:.2} ms)  {prompt}",
+            with_p50 - without_p50
+        );
+    }
     Ok(())
 }
 

@@ -231,7 +231,14 @@ impl Default for Privacy {
 
 impl Default for ContextSettings {
     fn default() -> Self {
-        Self { inject: true, budget_chars: 4000, sessions: 5, on_prompt: true, prompt_hits: 3, prompt_budget_chars: 1500 }
+        Self {
+            inject: true,
+            budget_chars: 4000,
+            sessions: 5,
+            on_prompt: true,
+            prompt_hits: 3,
+            prompt_budget_chars: 1500,
+        }
     }
 }
 

@@ -395,8 +395,7 @@ fn the_server_and_eight_hook_processes_share_one_home() {
     home.run(&["spool", "replay"], None).ok();
 
     // The server sees every hook write...
-    let hits =
-        server.call_ok("trae_mem_search", json!({"query": "\"hook-write\"", "project": project, "limit": 100}));
+    let hits = server.call_ok("trae_mem_search", json!({"query": "\"hook-write\"", "project": project, "limit": 100}));
     let mut seen: Vec<String> = hits["hits"]
         .as_array()
         .unwrap()

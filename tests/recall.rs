@@ -34,10 +34,7 @@ fn hits(out: &Value) -> &Vec<Value> {
 
 /// The first hit's snippet, without the match marks.
 fn first_snippet(out: &Value) -> String {
-    hits(out).first().unwrap_or_else(|| panic!("no hits: {out}"))["snippet"]
-        .as_str()
-        .unwrap()
-        .replace(['«', '»'], "")
+    hits(out).first().unwrap_or_else(|| panic!("no hits: {out}"))["snippet"].as_str().unwrap().replace(['«', '»'], "")
 }
 
 /// What a hook told the client: its `additionalContext`, if anything.
@@ -101,7 +98,10 @@ fn pasted_identifiers_and_paths_lose_their_decoration_and_phrases_stay_exact() {
     let home = project_history();
     for query in ["`parse_config()`", "parse_config", "src/config/load.rs:88", "'src/config/load.rs:88:14',"] {
         let out = search(&home, query);
-        assert!(first_snippet(&out).contains("load.rs:88:14: called parse_config() on an empty file"), "{query}: {out}");
+        assert!(
+            first_snippet(&out).contains("load.rs:88:14: called parse_config() on an empty file"),
+            "{query}: {out}"
+        );
         assert_eq!(hits(&out)[0]["kind"], "tool", "{query}: {out}");
     }
     // Quoted text must appear as written, words in that order.
@@ -167,11 +167,22 @@ fn a_resumed_session_is_told_with_what_it_did_after_resuming() {
 fn a_prompt_brings_back_relevant_memory_and_stays_silent_otherwise() {
     let home = project_history();
     hook(&home, "private", "SessionStart", json!({"source": "startup"})).ok();
-    hook(&home, "private", "UserPromptSubmit", json!({"prompt": "<private>the loader crash password is hunter2</private>"}))
-        .ok();
+    hook(
+        &home,
+        "private",
+        "UserPromptSubmit",
+        json!({"prompt": "<private>the loader crash password is hunter2</private>"}),
+    )
+    .ok();
     hook(&home, "now", "SessionStart", json!({"source": "startup"})).ok();
 
-    let run = hook(&home, "now", "UserPromptSubmit", json!({"prompt": "the loader crashes again when the config file is gone"})).ok();
+    let run = hook(
+        &home,
+        "now",
+        "UserPromptSubmit",
+        json!({"prompt": "the loader crashes again when the config file is gone"}),
+    )
+    .ok();
     let told = context(&run).expect("a relevant memory comes with the prompt");
     assert_eq!(run.json()["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
     assert!(told.contains("Fixed a panic when the config file is missing"), "{told}");
@@ -187,8 +198,13 @@ fn a_prompt_brings_back_relevant_memory_and_stays_silent_otherwise() {
 
     // And it can be turned off.
     std::fs::write(home.home().join("trae-mem.toml"), "[context]\non_prompt = false\n").unwrap();
-    let run = hook(&home, "now", "UserPromptSubmit", json!({"prompt": "the loader crashes again when the config file is gone"}))
-        .ok();
+    let run = hook(
+        &home,
+        "now",
+        "UserPromptSubmit",
+        json!({"prompt": "the loader crashes again when the config file is gone"}),
+    )
+    .ok();
     assert_eq!(context(&run), None, "{run}");
 }
 
@@ -197,8 +213,13 @@ fn private_rows_never_come_back_from_search() {
     let home = Home::new();
     hook(&home, "p", "SessionStart", json!({"source": "startup"})).ok();
     hook(&home, "p", "UserPromptSubmit", json!({"prompt": "<private>vault code 4711 for the uploader</private>"})).ok();
-    hook(&home, "p", "UserPromptSubmit", json!({"prompt": "deploy the uploader to <private>staging-42</private> tonight"}))
-        .ok();
+    hook(
+        &home,
+        "p",
+        "UserPromptSubmit",
+        json!({"prompt": "deploy the uploader to <private>staging-42</private> tonight"}),
+    )
+    .ok();
     hook(&home, "p", "SessionEnd", json!({"reason": "logout"})).ok();
     for query in ["vault", "4711", "staging-42", "PRIVATE", "uploader vault code"] {
         let out = search(&home, query);

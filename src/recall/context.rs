@@ -6,11 +6,11 @@
 //! The MCP server's `trae_mem_inject` uses the same code, optionally
 //! focused by a query whose best hits come first.
 
-use std::collections::HashSet;
-
 use anyhow::Result;
 
+use super::{query, rank};
 use crate::config::ContextSettings;
+use crate::store::snippet;
 use crate::store::{Filters, MARK_END, MARK_START, SearchHit, SearchRequest, Store};
 use crate::text::clip;
 use crate::timefmt;
@@ -28,6 +28,9 @@ const PROMPT_QUERY_CHARS: usize = 400;
 /// A memory goes with a prompt only when it holds at least this share of
 /// the prompt's weighted terms: a common word in common is not relevance.
 pub const PROMPT_RELEVANCE: f64 = 0.5;
+
+/// How many of the project's latest sessions a prompt's memories come from.
+const PROMPT_SESSIONS: usize = 100;
 
 /// Builds the context block for `project` at the start of session
 /// `current`, or `None` when there is no memory yet.
@@ -82,6 +85,13 @@ pub fn build_focused(
 
 /// The project's earlier memories relevant to a prompt of session
 /// `current`, or `None` when nothing is relevant enough.
+///
+/// They are chosen from the detailed summaries of the project's latest
+/// `PROMPT_SESSIONS` sessions (what each asked, concluded, ran and ran
+/// into), ranked as search ranks, with each term's rarity taken among them.
+/// A hook has about 2 ms for this: the index search that `trae-mem search`
+/// runs cost it 10 to 40 ms in a fresh process, reading these few rows
+/// well under one.
 pub fn for_prompt(
     store: &Store,
     project: &str,
@@ -89,17 +99,54 @@ pub fn for_prompt(
     prompt: &str,
     settings: &ContextSettings,
 ) -> Result<Option<String>> {
-    let query = clip(prompt, PROMPT_QUERY_CHARS);
-    let mut hits = search(store, project, current, &query, settings.prompt_hits * 2)?;
-    hits.retain(|hit| hit.coverage >= PROMPT_RELEVANCE);
-    // A session's detailed summary says what its brief one does, and more.
-    let mut summarized = HashSet::new();
-    hits.retain(|hit| hit.id.is_some() || summarized.insert(hit.session_id.clone()));
-    hits.truncate(settings.prompt_hits);
-    if hits.is_empty() {
+    let query = query::understand(&clip(prompt, PROMPT_QUERY_CHARS));
+    if query.terms.is_empty() {
         return Ok(None);
     }
-    let block = format!("# Earlier memory related to this prompt (trae-mem)\n{}{HOW_TO_SEARCH}", lines(&hits));
+    let summaries = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
+    let counter = rank::Counter::new(query.terms.iter().map(|t| t.needles.iter().collect()).collect());
+    let documents: Vec<rank::Document> = summaries
+        .iter()
+        .enumerate()
+        .map(|(key, summary)| rank::Document {
+            key,
+            length: summary.content.len(),
+            ts: summary.created_at,
+            states: true,
+            counts: counter.count(summary.content.as_bytes()),
+        })
+        .collect();
+    // A term no summary holds weighs as the rarest: a prompt about
+    // something memory never saw must not match on its one common word.
+    let total = documents.len() as f64;
+    let weights: Vec<f64> = (0..query.terms.len())
+        .map(|term| {
+            let holding = documents.iter().filter(|d| d.counts[term].tf > 0.0).count() as f64;
+            (1.0 + (total - holding + 0.5) / (holding + 0.5)).ln()
+        })
+        .collect();
+    let mut lines = String::new();
+    for ranked in rank::rank(&documents, &weights).into_iter().take(settings.prompt_hits) {
+        if ranked.coverage < PROMPT_RELEVANCE {
+            break;
+        }
+        let summary = &summaries[ranked.key];
+        let marks = query.terms.iter().flat_map(|t| t.needles.iter().map(|n| (n.text.as_str(), false)));
+        let excerpt = snippet::Folded::new(&summary.content).snippet(&snippet::needles(marks));
+        let plain: Vec<&str> = excerpt.split_whitespace().collect();
+        let when = timefmt::local_minute(summary.created_at);
+        lines.push_str(&format!(
+            "- session {} ({when}): {}\n",
+            &summary.session_id[..8.min(summary.session_id.len())],
+            plain.join(" ").replace([MARK_START, MARK_END], "")
+        ));
+    }
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let block = format!(
+        "# Earlier memory related to this prompt (trae-mem)\n{lines}`trae-mem show <session>` has the rest of a session; {HOW_TO_SEARCH}"
+    );
     Ok(Some(clip(&block, settings.prompt_budget_chars)))
 }
 

@@ -114,16 +114,28 @@ impl Builder {
             // Nothing but decoration is looked for as it is.
             let token = Some(strip_decoration(raw)).filter(|t| !t.is_empty()).unwrap_or(raw);
             if !token.chars().any(char::is_alphanumeric) {
-                self.leftovers.push(Term { label: raw.to_owned(), needles: vec![needle(raw, Shape::Exact)], required: false });
+                self.leftovers.push(Term {
+                    label: raw.to_owned(),
+                    needles: vec![needle(raw, Shape::Exact)],
+                    required: false,
+                });
                 continue;
             }
             for (cjk, run) in script_runs(token) {
                 if cjk {
                     self.chinese(run);
                 } else if is_identifier(run) {
-                    self.push(Term { label: run.to_owned(), needles: vec![needle(run, Shape::Exact)], required: false });
+                    self.push(Term {
+                        label: run.to_owned(),
+                        needles: vec![needle(run, Shape::Exact)],
+                        required: false,
+                    });
                     if let Some(line) = line_number(raw, run) {
-                        self.push(Term { label: line.clone(), needles: vec![needle(&line, Shape::Exact)], required: false });
+                        self.push(Term {
+                            label: line.clone(),
+                            needles: vec![needle(&line, Shape::Exact)],
+                            required: false,
+                        });
                     }
                 } else {
                     for word in run.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
@@ -181,10 +193,13 @@ impl Builder {
                 continue;
             }
             let own = term.needles[0].text.clone();
-            if let Some(word) = negated_word(&term.label).filter(|_| matches!(term.needles[0].shape, Shape::Word { .. })) {
+            if let Some(word) =
+                negated_word(&term.label).filter(|_| matches!(term.needles[0].shape, Shape::Word { .. }))
+            {
                 term.needles.push(Needle { weight: SYNONYM_WEIGHT, ..word_needle(word) });
             }
-            for synonym in thesaurus::synonyms(&own) {
+            let stem = stem(&term.label);
+            for synonym in thesaurus::synonyms(&[term.label.as_str(), own.as_str(), stem.as_str()]) {
                 let form = if synonym.chars().any(is_cjk) {
                     needle(synonym, Shape::Cjk)
                 } else if synonym.contains(' ') || is_identifier(synonym) {
@@ -221,13 +236,6 @@ fn word_needle(word: &str) -> Needle {
     Needle { text, shape: Shape::Word { whole: word.to_owned() }, weight: 1.0 }
 }
 
-/// The needle a query would look for when asked `word`: the key of
-/// `thesaurus`'s index.
-pub(super) fn word_key(word: &str) -> String {
-    let lower = word.to_lowercase();
-    if is_identifier(word) { lower } else { word_needle(&lower).text }
-}
-
 /// The word an `un-` word negates (`unsupported` → `supported`), which a
 /// memory may say as "not supported".
 fn negated_word(word: &str) -> Option<&str> {
@@ -244,7 +252,10 @@ pub fn stem(word: &str) -> String {
 /// backticks, brackets, call parentheses, trailing punctuation and a
 /// `:line[:column]` or `#Lline` suffix.
 fn strip_decoration(token: &str) -> &str {
-    const AROUND: &[char] = &['`', '\'', '"', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', '!', '?', '，', '。', '？', '！', '、', '：', '；', '（', '）', '“', '”', '‘', '’'];
+    const AROUND: &[char] = &[
+        '`', '\'', '"', '(', ')', '[', ']', '{', '}', '<', '>', ',', ';', '!', '?', '，', '。', '？', '！', '、', '：',
+        '；', '（', '）', '“', '”', '‘', '’',
+    ];
     let mut text = token.trim_matches(AROUND);
     loop {
         let before = text;
@@ -325,10 +336,57 @@ fn is_identifier(token: &str) -> bool {
 /// Chinese question and function words, longest first so that each is taken
 /// whole. They say how something is asked, not what it is about.
 const CHINESE_STOP_WORDS: &[&str] = &[
-    "是不是", "有没有", "能不能", "可不可以", "为什么", "怎么样", "怎么办", "还记得", "什么", "怎么", "怎样", "如何",
-    "哪里", "哪儿", "哪个", "哪些", "是否", "上次", "上回", "之前", "以前", "刚才", "我们", "你们", "他们", "咱们",
-    "这个", "那个", "这些", "那些", "一下", "一个", "一些", "时候", "的话", "请问", "帮我", "记得", "出现", "发生",
-    "为啥", "咋", "了吗", "没有", "可以", "应该", "需要", "还是", "或者", "然后", "已经",
+    "是不是",
+    "有没有",
+    "能不能",
+    "可不可以",
+    "为什么",
+    "怎么样",
+    "怎么办",
+    "还记得",
+    "什么",
+    "怎么",
+    "怎样",
+    "如何",
+    "哪里",
+    "哪儿",
+    "哪个",
+    "哪些",
+    "是否",
+    "上次",
+    "上回",
+    "之前",
+    "以前",
+    "刚才",
+    "我们",
+    "你们",
+    "他们",
+    "咱们",
+    "这个",
+    "那个",
+    "这些",
+    "那些",
+    "一下",
+    "一个",
+    "一些",
+    "时候",
+    "的话",
+    "请问",
+    "帮我",
+    "记得",
+    "出现",
+    "发生",
+    "为啥",
+    "咋",
+    "了吗",
+    "没有",
+    "可以",
+    "应该",
+    "需要",
+    "还是",
+    "或者",
+    "然后",
+    "已经",
 ];
 
 /// Characters that only glue a sentence together: a two-character piece
@@ -358,17 +416,154 @@ fn without_chinese_stop_words(run: &str) -> Vec<&str> {
 /// English words that say how something is asked rather than what it is
 /// about, sorted for binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "able", "about", "after", "again", "ago", "all", "also", "am", "an", "and", "any", "anything", "are", "as",
-    "at", "be", "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing",
-    "done", "during", "each", "earlier", "even", "ever", "for", "from", "gave", "get", "give", "given", "go",
-    "goes", "going", "got", "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if",
-    "in", "into", "is", "it", "its", "just", "kept", "known", "last", "let", "lets", "like", "look", "looked",
-    "made", "make", "many", "me", "much", "my", "non", "of", "on", "once", "one", "ones", "or", "our", "ours",
-    "out", "please", "previous", "previously", "really", "recall", "remember", "s", "said", "say", "see", "seen",
-    "she", "should", "so", "some", "something", "still", "stuff", "t", "tell", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "thing", "things", "this", "those", "time", "to", "told", "too", "up",
-    "us", "via", "was", "way", "ways", "we", "went", "were", "what", "when", "where", "whether", "which", "while",
-    "who", "whom", "why", "will", "with", "would", "yet", "you", "your",
+    "a",
+    "able",
+    "about",
+    "after",
+    "again",
+    "ago",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "during",
+    "each",
+    "earlier",
+    "even",
+    "ever",
+    "for",
+    "from",
+    "gave",
+    "get",
+    "give",
+    "given",
+    "go",
+    "goes",
+    "going",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "kept",
+    "known",
+    "last",
+    "let",
+    "lets",
+    "like",
+    "look",
+    "looked",
+    "made",
+    "make",
+    "many",
+    "me",
+    "much",
+    "my",
+    "non",
+    "of",
+    "on",
+    "once",
+    "one",
+    "ones",
+    "or",
+    "our",
+    "ours",
+    "out",
+    "please",
+    "previous",
+    "previously",
+    "really",
+    "recall",
+    "remember",
+    "s",
+    "said",
+    "say",
+    "see",
+    "seen",
+    "she",
+    "should",
+    "so",
+    "some",
+    "something",
+    "still",
+    "stuff",
+    "t",
+    "tell",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "time",
+    "to",
+    "told",
+    "too",
+    "up",
+    "us",
+    "via",
+    "was",
+    "way",
+    "ways",
+    "we",
+    "went",
+    "were",
+    "what",
+    "when",
+    "where",
+    "whether",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yet",
+    "you",
+    "your",
 ];
 
 #[cfg(test)]
@@ -391,9 +586,10 @@ mod tests {
 
     #[test]
     fn questions_keep_their_content_words_stemmed() {
-        assert_eq!(own("how did we fix the crashes when the config file was missing?"), [
-            "fix", "crash", "config", "file", "miss"
-        ]);
+        assert_eq!(
+            own("how did we fix the crashes when the config file was missing?"),
+            ["fix", "crash", "config", "file", "miss"]
+        );
         assert_eq!(own("Happy"), ["happ"]);
     }
 
@@ -421,11 +617,10 @@ mod tests {
 
     #[test]
     fn quotes_keep_text_exact_and_required() {
-        assert_eq!(needles(r#"write "Database is locked" now"#), [
-            ("write".to_owned(), false),
-            ("database is locked".to_owned(), true),
-            ("now".to_owned(), false)
-        ]);
+        assert_eq!(
+            needles(r#"write "Database is locked" now"#),
+            [("write".to_owned(), false), ("database is locked".to_owned(), true), ("now".to_owned(), false)]
+        );
         assert_eq!(needles(r#"foo "bar baz"#), [("foo".to_owned(), false), ("bar baz".to_owned(), true)]);
         assert!(understand(r#"""#).terms.is_empty());
     }

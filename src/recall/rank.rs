@@ -150,7 +150,8 @@ struct Form {
 impl Counter {
     /// A counter for terms given as their forms.
     pub fn new(terms: Vec<Vec<&Needle>>) -> Self {
-        let ascii_fold = terms.iter().flatten().flat_map(|n| n.text.chars()).all(|c| c.is_ascii() || c.to_uppercase().eq([c]));
+        let ascii_fold =
+            terms.iter().flatten().flat_map(|n| n.text.chars()).all(|c| c.is_ascii() || c.to_uppercase().eq([c]));
         let terms = terms
             .into_iter()
             .map(|forms| {

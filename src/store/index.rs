@@ -164,8 +164,10 @@ pub fn put_summary(conn: &Connection, mode: IndexMode, id: i64, old: Option<&str
         return Ok(());
     }
     if let Some(old) = old {
-        conn.prepare_cached("INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', ?1, ?2 || '  ')")?
-            .execute(rusqlite::params![id, old])?;
+        conn.prepare_cached(
+            "INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', ?1, ?2 || '  ')",
+        )?
+        .execute(rusqlite::params![id, old])?;
     }
     conn.prepare_cached("INSERT INTO summaries_fts(rowid, content) VALUES (?1, ?2 || '  ')")?
         .execute(rusqlite::params![id, content])?;

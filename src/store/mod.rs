@@ -12,7 +12,7 @@ mod index;
 mod model;
 mod schema;
 mod search;
-mod snippet;
+pub mod snippet;
 mod timeline;
 mod tokenizer;
 mod transfer;

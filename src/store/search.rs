@@ -63,9 +63,6 @@ pub struct SearchHit {
     pub score: f64,
     /// The query's terms this hit holds; a synonym found stands for its term.
     pub matched: Vec<String>,
-    /// The share of the query's weighted terms it holds, from 0 to 1.
-    #[serde(skip)]
-    pub coverage: f64,
 }
 
 impl SearchHit {
@@ -87,6 +84,14 @@ enum Table {
 }
 
 impl Table {
+    /// The SQL that says about how many rows the table has.
+    fn size_sql(self) -> &'static str {
+        match self {
+            Table::Observations => "SELECT coalesce(max(id), 0) FROM observations",
+            Table::Summaries => "SELECT coalesce(max(id), 0) FROM summaries",
+        }
+    }
+
     /// The SQL that reads candidates to rank, by a JSON array of ids:
     /// id, kind, time and text.
     fn candidates_sql(self) -> &'static str {
@@ -131,6 +136,21 @@ const POOL: usize = 250;
 /// Past this many rows, a form's document frequency is taken as this many:
 /// its weight is already near the floor, and counting further costs time.
 const DOC_FREQUENCY_CAP: usize = 10_000;
+
+/// The tables a search with these filters looks in: a kind or tool filter
+/// rules summaries, or observations, out.
+fn tables(filters: &Filters) -> Vec<Table> {
+    let summaries_only = filters.kind.as_deref() == Some(Kind::Summary.as_str());
+    let observations_only = filters.tool.is_some() || filters.kind.is_some() && !summaries_only;
+    let mut tables = Vec::new();
+    if !summaries_only {
+        tables.push(Table::Observations);
+    }
+    if !observations_only {
+        tables.push(Table::Summaries);
+    }
+    tables
+}
 
 /// Whether any filter narrows the search.
 fn has_filters(filters: &Filters) -> bool {
@@ -235,7 +255,11 @@ impl Store {
         if query.terms.is_empty() {
             return self.newest(request);
         }
-        let Some(live) = self.live_terms(&query, &request.filters)? else {
+        let tables = tables(&request.filters);
+        if tables.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(live) = self.live_terms(&query, &request.filters, &tables)? else {
             return Ok(Vec::new());
         };
         if live.is_empty() {
@@ -243,7 +267,7 @@ impl Store {
         }
         let weights: Vec<f64> = live.iter().map(|t| t.idf).collect();
         let mut nominated: FxHashMap<(Table, i64), f64> = FxHashMap::default();
-        for table in [Table::Observations, Table::Summaries] {
+        for &table in &tables {
             self.nominate(table, &live, &request.filters, &mut nominated)?;
         }
         let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
@@ -281,7 +305,7 @@ impl Store {
         }
         let ranked = rank::rank(&documents, &weights);
         let mut hits = Vec::new();
-        for rank::Ranked { key, score, coverage } in ranked.into_iter().skip(request.offset).take(request.limit) {
+        for rank::Ranked { key, score, .. } in ranked.into_iter().skip(request.offset).take(request.limit) {
             let (table, id) = sources[key];
             let Some(row) = self.read_row(table, id)? else { continue };
             let counts = &documents[key].counts;
@@ -294,7 +318,7 @@ impl Store {
                     marks.extend(term.needles().map(|n| (n.text.as_str(), matches!(n.shape, Shape::Word { .. }))));
                 }
             }
-            hits.push(SearchHit { coverage, ..row.into_hit(table, id, score, matched, &marks) });
+            hits.push(row.into_hit(table, id, score, matched, &marks));
         }
         Ok(hits)
     }
@@ -328,8 +352,16 @@ impl Store {
 
     /// Each term with the forms of it that occur, and its rarity. `None`
     /// when quoted text occurs nowhere, so nothing can match.
-    fn live_terms<'q>(&self, query: &'q Query, filters: &Filters) -> Result<Option<Vec<LiveTerm<'q>>>> {
-        let total: i64 = self.conn.query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| r.get(0))?;
+    fn live_terms<'q>(
+        &self,
+        query: &'q Query,
+        filters: &Filters,
+        tables: &[Table],
+    ) -> Result<Option<Vec<LiveTerm<'q>>>> {
+        let mut total = 0;
+        for table in tables {
+            total += self.conn.query_row(table.size_sql(), [], |r| r.get::<_, i64>(0))?;
+        }
         let rarity = |frequency: usize| {
             let n = frequency as f64;
             (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01)
@@ -341,20 +373,21 @@ impl Store {
             // One term's rarity ranks nothing against another's: counting
             // its rows would only cost time.
             let cap = if query.terms.len() == 1 { PER_NEEDLE } else { DOC_FREQUENCY_CAP };
-            let newest = match &own {
-                Some(own) => self.matching(Table::Observations, std::slice::from_ref(own), &unfiltered, cap)?,
-                None => Vec::new(),
-            };
-            let summaries = match &own {
-                Some(own) if newest.len() < cap => {
-                    self.matching(Table::Summaries, std::slice::from_ref(own), &unfiltered, cap)?.len()
+            let (mut frequency, mut newest) = (0, Vec::new());
+            for &table in tables.iter().filter(|_| own.is_some()) {
+                if frequency < cap {
+                    let ids = self.matching(table, std::slice::from_ref(own.as_ref().unwrap()), &unfiltered, cap)?;
+                    frequency += ids.len();
+                    if table == Table::Observations {
+                        newest = ids;
+                    }
                 }
-                _ => 0,
-            };
-            let synonyms: Vec<String> = term.needles[1..].iter().filter_map(|n| expression(self.index, n, false)).collect();
+            }
+            let synonyms: Vec<String> =
+                term.needles[1..].iter().filter_map(|n| expression(self.index, n, false)).collect();
             let synonyms = (!synonyms.is_empty()).then(|| synonyms.join(" OR "));
-            let idf = if newest.len() + summaries > 0 {
-                rarity(newest.len() + summaries)
+            let idf = if frequency > 0 {
+                rarity(frequency)
             } else {
                 let Some(any) = &synonyms else {
                     if term.required {
@@ -362,7 +395,7 @@ impl Store {
                     }
                     continue;
                 };
-                let found = self.matching(Table::Observations, std::slice::from_ref(any), &unfiltered, cap)?;
+                let found = self.matching(tables[0], std::slice::from_ref(any), &unfiltered, cap)?;
                 if found.is_empty() {
                     continue;
                 }
@@ -420,7 +453,10 @@ impl Store {
                     vec![synonyms.clone()]
                 };
                 for form in forms {
-                    add(&self.matching(table, std::slice::from_ref(&form), filters, PER_NEEDLE)?, query::SYNONYM_WEIGHT);
+                    add(
+                        &self.matching(table, std::slice::from_ref(&form), filters, PER_NEEDLE)?,
+                        query::SYNONYM_WEIGHT,
+                    );
                 }
             }
         }
@@ -438,7 +474,11 @@ impl Store {
             Table::Observations => ("observations", "o", " AND o.private = 0"),
             Table::Summaries => ("summaries", "sm", ""),
         };
-        let join = if filters.project.is_some() { format!("JOIN sessions s ON s.id = {alias}.session_id") } else { String::new() };
+        let join = if filters.project.is_some() {
+            format!("JOIN sessions s ON s.id = {alias}.session_id")
+        } else {
+            String::new()
+        };
         let text = if self.index == IndexMode::Like {
             // SQLite's lower() folds ASCII letters only: a form with other
             // cased letters (`münchen`) is left for ranking to confirm.
@@ -523,7 +563,6 @@ impl Row {
             level: self.level,
             score: (score * 1000.0).round() / 1000.0,
             matched,
-            coverage: 0.0,
         }
     }
 }

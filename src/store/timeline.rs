@@ -186,6 +186,28 @@ impl Store {
         Ok(SessionDetail { session, summaries, observations })
     }
 
+    /// The detailed summaries of the project's `limit` latest started
+    /// sessions, but `exclude`: what a prompt's memories are chosen from.
+    pub fn recent_summaries(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Summary>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT sm.session_id, sm.created_at, sm.content
+             FROM (SELECT id FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
+                   ORDER BY started_at DESC LIMIT ?3) s
+             JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'detailed'",
+        )?;
+        let rows = stmt
+            .query_map(params![project, exclude, limit as i64], |row| {
+                Ok(Summary {
+                    session_id: row.get(0)?,
+                    level: SummaryLevel::Detailed,
+                    created_at: row.get(1)?,
+                    content: row.get(2)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
     /// The project's sessions that recorded something public, but `exclude`,
     /// most recently active first: ended or not, resumed or not. Each comes
     /// with its brief summary and whether that summary is older than its

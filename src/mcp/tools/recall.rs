@@ -51,7 +51,7 @@ pub(super) fn definitions() -> Vec<ToolDef> {
             Spec {
                 name: "trae_mem_inject",
                 title: "Memory for a project",
-                description: "Get the memory block for a project: the brief summaries of its latest sessions, newest first (the same context a hook injects at session start), led by the best search hits for `query` when one is given, all within budget_chars. Use it once at the start of a task, with the task as the query. `context` is null when the project has no memory yet. Next: trae_mem_search for anything it mentions that needs more detail.",
+                description: "Get the memory block for a project: the brief summaries of its latest sessions, most recently active first, ended or not (the same context a hook injects at session start), led by the best search hits for `query` when one is given, all within budget_chars. Use it once at the start of a task, with the task as the query. `context` is null when the project has no memory yet. Next: trae_mem_search for anything it mentions that needs more detail.",
                 example: r#"{"project": "/home/me/app", "query": "flaky import test", "budget_chars": 4000}"#,
                 read_only: true,
             },
