@@ -10,7 +10,7 @@ use crate::util::{Home, Run, claude_code_hook as hook};
 /// with its output, the answer, and (when `end`) SessionEnd.
 fn session(home: &Home, sid: &str, prompt: &str, output: &str, answer: &str, end: bool) {
     hook(home, sid, "SessionStart", json!({"source": "startup"})).ok();
-    hook(home, sid, "UserPromptSubmit", json!({"prompt": prompt})).ok();
+    self::prompt(home, sid, prompt);
     hook(
         home,
         sid,
@@ -22,6 +22,11 @@ fn session(home: &Home, sid: &str, prompt: &str, output: &str, answer: &str, end
     if end {
         hook(home, sid, "SessionEnd", json!({"reason": "logout"})).ok();
     }
+}
+
+/// Runs UserPromptSubmit with `prompt` in session `sid`.
+fn prompt(home: &Home, sid: &str, prompt: &str) -> Run {
+    hook(home, sid, "UserPromptSubmit", json!({"prompt": prompt})).ok()
 }
 
 fn search(home: &Home, query: &str) -> Value {
@@ -148,7 +153,7 @@ fn a_resumed_session_is_told_with_what_it_did_after_resuming() {
     let home = Home::new();
     session(&home, "resumed", "Rename the --fast flag", "ok", "Renamed it to --quick.", true);
     hook(&home, "resumed", "SessionStart", json!({"source": "resume"})).ok();
-    hook(&home, "resumed", "UserPromptSubmit", json!({"prompt": "Also update the changelog for the rename"})).ok();
+    prompt(&home, "resumed", "Also update the changelog for the rename");
     hook(&home, "resumed", "Stop", json!({"last_assistant_message": "Changelog updated."})).ok();
 
     let told = context(&hook(&home, "next", "SessionStart", json!({"source": "startup"})).ok()).unwrap();
@@ -167,22 +172,10 @@ fn a_resumed_session_is_told_with_what_it_did_after_resuming() {
 fn a_prompt_brings_back_relevant_memory_and_stays_silent_otherwise() {
     let home = project_history();
     hook(&home, "private", "SessionStart", json!({"source": "startup"})).ok();
-    hook(
-        &home,
-        "private",
-        "UserPromptSubmit",
-        json!({"prompt": "<private>the loader crash password is hunter2</private>"}),
-    )
-    .ok();
+    prompt(&home, "private", "<private>the loader crash password is hunter2</private>");
     hook(&home, "now", "SessionStart", json!({"source": "startup"})).ok();
 
-    let run = hook(
-        &home,
-        "now",
-        "UserPromptSubmit",
-        json!({"prompt": "the loader crashes again when the config file is gone"}),
-    )
-    .ok();
+    let run = prompt(&home, "now", "the loader crashes again when the config file is gone");
     let told = context(&run).expect("a relevant memory comes with the prompt");
     assert_eq!(run.json()["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
     assert!(told.contains("Fixed a panic when the config file is missing"), "{told}");
@@ -193,18 +186,12 @@ fn a_prompt_brings_back_relevant_memory_and_stays_silent_otherwise() {
     assert!(told.lines().filter(|l| l.starts_with("- ")).count() <= 3, "{told}");
 
     // Nothing in memory is about this: nothing is said.
-    let run = hook(&home, "now", "UserPromptSubmit", json!({"prompt": "draw a unicorn in ascii art"})).ok();
+    let run = prompt(&home, "now", "draw a unicorn in ascii art");
     assert_eq!(context(&run), None, "{run}");
 
     // And it can be turned off.
     std::fs::write(home.home().join("trae-mem.toml"), "[context]\non_prompt = false\n").unwrap();
-    let run = hook(
-        &home,
-        "now",
-        "UserPromptSubmit",
-        json!({"prompt": "the loader crashes again when the config file is gone"}),
-    )
-    .ok();
+    let run = prompt(&home, "now", "the loader crashes again when the config file is gone");
     assert_eq!(context(&run), None, "{run}");
 }
 
@@ -212,14 +199,8 @@ fn a_prompt_brings_back_relevant_memory_and_stays_silent_otherwise() {
 fn private_rows_never_come_back_from_search() {
     let home = Home::new();
     hook(&home, "p", "SessionStart", json!({"source": "startup"})).ok();
-    hook(&home, "p", "UserPromptSubmit", json!({"prompt": "<private>vault code 4711 for the uploader</private>"})).ok();
-    hook(
-        &home,
-        "p",
-        "UserPromptSubmit",
-        json!({"prompt": "deploy the uploader to <private>staging-42</private> tonight"}),
-    )
-    .ok();
+    prompt(&home, "p", "<private>vault code 4711 for the uploader</private>");
+    prompt(&home, "p", "deploy the uploader to <private>staging-42</private> tonight");
     hook(&home, "p", "SessionEnd", json!({"reason": "logout"})).ok();
     for query in ["vault", "4711", "staging-42", "PRIVATE", "uploader vault code"] {
         let out = search(&home, query);

@@ -133,12 +133,11 @@ pub fn for_prompt(
         let summary = &summaries[ranked.key];
         let marks = query.terms.iter().flat_map(|t| t.needles.iter().map(|n| (n.text.as_str(), false)));
         let excerpt = snippet::Folded::new(&summary.content).snippet(&snippet::needles(marks));
-        let plain: Vec<&str> = excerpt.split_whitespace().collect();
         let when = timefmt::local_minute(summary.created_at);
         lines.push_str(&format!(
             "- session {} ({when}): {}\n",
             &summary.session_id[..8.min(summary.session_id.len())],
-            plain.join(" ").replace([MARK_START, MARK_END], "")
+            unmarked(&excerpt)
         ));
     }
     if lines.is_empty() {
@@ -169,16 +168,19 @@ fn lines(hits: &[SearchHit]) -> String {
     let mut lines = String::new();
     for hit in hits {
         let tool = hit.tool.as_deref().map(|t| format!(" {t}")).unwrap_or_default();
-        // The agent reads the excerpt as text: the match marks are noise to it.
-        let plain = hit.snippet.replace([MARK_START, MARK_END], "");
-        let snippet: Vec<&str> = plain.split_whitespace().collect();
         lines.push_str(&format!(
             "- {} {} {}{tool}: {}\n",
             hit.reference(),
             timefmt::local_minute(hit.ts),
             hit.kind,
-            snippet.join(" ")
+            unmarked(&hit.snippet)
         ));
     }
     lines
+}
+
+/// An excerpt (white space already folded) without its match marks: the
+/// agent reads it as text, and the marks are noise to it.
+fn unmarked(excerpt: &str) -> String {
+    excerpt.replace([MARK_START, MARK_END], "")
 }

@@ -89,10 +89,7 @@ pub fn create(conn: &Connection, wanted: IndexMode, support: Support) -> Result<
         (IndexMode::Trigram, Support::Trigram) => IndexMode::Trigram,
         _ => IndexMode::Unicode61,
     };
-    let options = match mode {
-        IndexMode::Trigram => "tokenize='trae_mem', detail='none', columnsize=0",
-        _ => "tokenize='unicode61 remove_diacritics 2'",
-    };
+    let Some(options) = fts_options(mode) else { return Ok(mode) };
     conn.execute_batch(&format!(
         "{SOURCE_VIEW}
          CREATE VIRTUAL TABLE observations_fts USING fts5(
@@ -103,15 +100,20 @@ pub fn create(conn: &Connection, wanted: IndexMode, support: Support) -> Result<
     Ok(mode)
 }
 
+/// The FTS5 options of an index in `mode`; `None` for the LIKE mode, which has none.
+fn fts_options(mode: IndexMode) -> Option<&'static str> {
+    match mode {
+        IndexMode::Trigram => Some("tokenize='trae_mem', detail='none', columnsize=0"),
+        IndexMode::Unicode61 => Some("tokenize='unicode61 remove_diacritics 2'"),
+        IndexMode::Like => None,
+    }
+}
+
 /// Creates the summaries' index for `mode` and fills it: for a new store,
 /// and for one from before summaries were searchable (a few rows a session,
 /// quick enough for a hook).
 pub fn create_summary_index(conn: &Connection, mode: IndexMode) -> Result<()> {
-    let options = match mode {
-        IndexMode::Like => return Ok(()),
-        IndexMode::Trigram => "tokenize='trae_mem', detail='none', columnsize=0",
-        IndexMode::Unicode61 => "tokenize='unicode61 remove_diacritics 2'",
-    };
+    let Some(options) = fts_options(mode) else { return Ok(()) };
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE summaries_fts USING fts5(
              content, content='summaries_fts_src', content_rowid='id', {options});

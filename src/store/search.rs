@@ -186,25 +186,20 @@ impl Sql {
     }
 
     /// Appends the filter clauses for `table`'s rows (`o` for observations,
-    /// `sm` for summaries, with their session as `s`). `None` when the
-    /// filters rule the whole table out.
-    fn filters(&mut self, filters: &Filters, table: Table) -> Option<()> {
+    /// `sm` for summaries, with their session as `s`). Whether the filters
+    /// rule a whole table out is `tables`' to say.
+    fn filters(&mut self, filters: &Filters, table: Table) {
         let (session, time) = match table {
             Table::Observations => ("o.session_id", "o.ts"),
             Table::Summaries => ("sm.session_id", "sm.created_at"),
         };
-        match table {
-            Table::Observations => {
-                if let Some(kind) = &filters.kind {
-                    self.clause("o.kind", "=", kind.clone());
-                }
-                if let Some(tool) = &filters.tool {
-                    self.clause("o.tool_name", "=", tool.clone());
-                }
+        if table == Table::Observations {
+            if let Some(kind) = &filters.kind {
+                self.clause("o.kind", "=", kind.clone());
             }
-            Table::Summaries if filters.tool.is_some() => return None,
-            Table::Summaries if filters.kind.as_deref().is_some_and(|k| k != Kind::Summary.as_str()) => return None,
-            Table::Summaries => {}
+            if let Some(tool) = &filters.tool {
+                self.clause("o.tool_name", "=", tool.clone());
+            }
         }
         if let Some(project) = &filters.project {
             self.clause("s.project_path", "=", project.clone());
@@ -221,7 +216,6 @@ impl Sql {
         if let Some(until) = filters.until {
             self.clause(time, "<", until);
         }
-        Some(())
     }
 }
 
@@ -326,9 +320,7 @@ impl Store {
     /// The newest public observations that pass the filters.
     fn newest(&self, request: &SearchRequest) -> Result<Vec<SearchHit>> {
         let mut sql = Sql::new();
-        if sql.filters(&request.filters, Table::Observations).is_none() {
-            return Ok(Vec::new());
-        }
+        sql.filters(&request.filters, Table::Observations);
         let limit = sql.bind(request.limit as i64);
         let offset = sql.bind(request.offset as i64);
         let newest = format!(
@@ -374,12 +366,14 @@ impl Store {
             // its rows would only cost time.
             let cap = if query.terms.len() == 1 { PER_NEEDLE } else { DOC_FREQUENCY_CAP };
             let (mut frequency, mut newest) = (0, Vec::new());
-            for &table in tables.iter().filter(|_| own.is_some()) {
-                if frequency < cap {
-                    let ids = self.matching(table, std::slice::from_ref(own.as_ref().unwrap()), &unfiltered, cap)?;
-                    frequency += ids.len();
-                    if table == Table::Observations {
-                        newest = ids;
+            if let Some(own) = &own {
+                for &table in tables {
+                    if frequency < cap {
+                        let ids = self.matching(table, std::slice::from_ref(own), &unfiltered, cap)?;
+                        frequency += ids.len();
+                        if table == Table::Observations {
+                            newest = ids;
+                        }
                     }
                 }
             }
@@ -467,9 +461,7 @@ impl Store {
     /// of `expressions` and pass the filters.
     fn matching(&self, table: Table, expressions: &[String], filters: &Filters, limit: usize) -> Result<Vec<i64>> {
         let mut sql = Sql::new();
-        if sql.filters(filters, table).is_none() {
-            return Ok(Vec::new());
-        }
+        sql.filters(filters, table);
         let (rows, alias, private) = match table {
             Table::Observations => ("observations", "o", " AND o.private = 0"),
             Table::Summaries => ("summaries", "sm", ""),
