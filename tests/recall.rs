@@ -210,3 +210,13 @@ fn private_rows_never_come_back_from_search() {
     }
     assert!(!hits(&search(&home, "uploader tonight")).is_empty());
 }
+
+/// The README's first command: the demo replays recorded sessions, then
+/// searches them and shows a hit's timeline (a summary hit, which has no
+/// id, must not stop it).
+#[test]
+fn the_demo_recalls_what_it_replayed() {
+    let run = Home::new().run(&["demo"], None).ok();
+    assert!(run.stdout.contains("== Explore it yourself"), "{run}");
+    assert!(run.stdout.contains("database"), "{run}");
+}

@@ -107,10 +107,12 @@ fn show(exe: &Path, home: &Path, args: &[&str], colour: bool) -> Result<()> {
     Ok(())
 }
 
+/// The best observation hit's id (a summary hit has none), for `timeline`.
 fn first_hit_id(exe: &Path, home: &Path, query: &str) -> Result<String> {
     let run = trae_mem(exe, home, &["search", query, "--json"], None)?;
     let found: Value = serde_json::from_slice(&run.stdout)?;
-    found["hits"][0]["id"].as_i64().map(|id| id.to_string()).context("the demo search found nothing")
+    let hits = found["hits"].as_array().into_iter().flatten();
+    hits.filter_map(|hit| hit["id"].as_i64()).next().map(|id| id.to_string()).context("the demo search found nothing")
 }
 
 fn first_session_with(exe: &Path, home: &Path, project_part: &str) -> Result<String> {
