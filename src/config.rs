@@ -34,6 +34,8 @@ pub struct Config {
     pub hook: Hook,
     pub search: Search,
     pub summarize: Summarize,
+    pub retention: Retention,
+    pub mcp: Mcp,
     /// WebAssembly plugins. Default: none.
     pub plugins: Vec<PluginDecl>,
 }
@@ -208,6 +210,42 @@ pub struct Search {
     /// one), "trigram", "unicode61" or "like". Default: "auto".
     /// `TRAE_MEM_INDEX` overrides it.
     pub index: String,
+}
+
+/// How much the store keeps. Off by default: nothing is deleted unless asked.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Retention {
+    /// Observations older than this many days are deleted. Default: none.
+    pub max_age_days: Option<u32>,
+    /// A session whose observations all age out keeps its summaries, so
+    /// later sessions are still told what happened. Default: true.
+    pub keep_summaries: bool,
+    /// Past this many megabytes of data, the oldest observations are
+    /// deleted first. Default: none.
+    pub max_db_mb: Option<u64>,
+}
+
+impl Retention {
+    /// Whether any limit is set.
+    pub fn is_set(&self) -> bool {
+        self.max_age_days.is_some() || self.max_db_mb.is_some()
+    }
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self { max_age_days: None, keep_summaries: true, max_db_mb: None }
+    }
+}
+
+/// What the MCP server lets an agent do.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Mcp {
+    /// Offer `trae_mem_forget`, which deletes observations or a session by
+    /// id (never by query). Default: false.
+    pub allow_forget: bool,
 }
 
 impl Default for Capture {

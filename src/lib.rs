@@ -7,6 +7,7 @@
 pub mod adapters;
 pub mod config;
 pub mod event;
+pub mod forget;
 pub mod ingest;
 pub mod install;
 pub mod mcp;

@@ -4,6 +4,7 @@ mod util;
 
 mod clients;
 mod doctor;
+mod forget;
 mod guide;
 mod hook;
 mod ingest;

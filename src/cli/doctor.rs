@@ -42,7 +42,15 @@ impl Check {
     fn problem(check: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
         Self { check: check.to_owned(), ok: false, detail: detail.into(), fix: Some(fix.into()) }
     }
+
+    /// Works, but deserves attention: shown with its fix, not counted as a problem.
+    fn warning(check: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { check: check.to_owned(), ok: true, detail: detail.into(), fix: Some(fix.into()) }
+    }
 }
+
+/// A store past this size, with no retention set, gets a warning.
+const LARGE_STORE: u64 = 1 << 30;
 
 impl Cmd {
     pub fn run(self, env: &Env) -> ExitCode {
@@ -52,7 +60,12 @@ impl Cmd {
             println!("{}", serde_json::json!({ "ok": ok, "checks": checks }));
         } else {
             for check in &checks {
-                println!("{} {}: {}", if check.ok { "ok  " } else { "FAIL" }, check.check, check.detail);
+                let verdict = match (check.ok, &check.fix) {
+                    (false, _) => "FAIL",
+                    (true, Some(_)) => "warn",
+                    (true, None) => "ok  ",
+                };
+                println!("{verdict} {}: {}", check.check, check.detail);
                 if let Some(fix) = &check.fix {
                     println!("     fix: {fix}");
                 }
@@ -90,6 +103,7 @@ fn checks(env: &Env) -> Vec<Check> {
     };
     checks.push(home(&loaded));
     checks.push(database(&loaded));
+    checks.extend(size(&loaded));
     checks.extend(plugins(&loaded));
     checks.extend(clients(env));
     checks.extend(spool(&loaded));
@@ -132,6 +146,19 @@ fn database(loaded: &Loaded) -> Check {
         Ok(problems) => Check::problem("database", format!("{}: {}", path.display(), problems.join("; ")), moved),
         Err(err) => Check::problem("database", format!("cannot open {}: {err:#}", path.display()), moved),
     }
+}
+
+/// Warns when the store is large and nothing bounds it.
+fn size(loaded: &Loaded) -> Option<Check> {
+    let bytes = std::fs::metadata(loaded.home.join(DB_FILE)).map(|m| m.len()).ok()?;
+    if bytes < LARGE_STORE || loaded.config.retention.is_set() {
+        return None;
+    }
+    Some(Check::warning(
+        "size",
+        format!("the database holds {} and no retention is set", super::output::bytes(bytes)),
+        "set [retention] max_age_days or max_db_mb in trae-mem.toml, then run `trae-mem gc` (`trae-mem stats` shows what takes the space)",
+    ))
 }
 
 fn plugins(loaded: &Loaded) -> Vec<Check> {

@@ -10,7 +10,8 @@ use super::{Env, output, project_arg};
 
 /// Write memory to JSON lines (lossless).
 ///
-/// One record a line: {"type":"session",...}, {"type":"observation",...}, {"type":"summary",...}.
+/// One record a line: {"type":"session",...}, {"type":"observation",...}, {"type":"summary",...},
+/// and {"type":"tombstone",...} for what was forgotten (a hash or a session id, never the text).
 /// Lossless: private rows are included with their flag. `trae-mem import` reads it back.
 #[derive(Debug, Args)]
 pub struct Cmd {

@@ -8,22 +8,25 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Env, output};
+use trae_mem::forget;
 
 /// Read a file written by `trae-mem export`.
 ///
-/// Records already in memory are left alone, so importing twice is harmless.
+/// Records already in memory are left alone, so importing twice is harmless. What was forgotten
+/// (`trae-mem forget`) after the file was written stays forgotten: its tombstones keep it out. The
+/// file's own tombstones are kept, and what they name is forgotten here too.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The JSON lines file; `-` reads stdin.
     file: PathBuf,
-    /// Print the report as JSON: {sessions, observations, summaries, duplicates}.
+    /// Print the report as JSON: {sessions, observations, summaries, duplicates, forgotten, tombstones}.
     #[arg(long)]
     json: bool,
 }
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, mut store) = env.open()?;
+        let (loaded, mut store) = env.open()?;
         let (mut input, size): (Box<dyn std::io::BufRead>, Option<u64>) = if self.file.as_os_str() == "-" {
             (Box::new(BufReader::new(std::io::stdin().lock())), None)
         } else {
@@ -35,6 +38,11 @@ impl Cmd {
         let bar = progress_bar(size);
         let report = store.import(&mut input, &mut |bytes| bar.set_position(bytes))?;
         bar.finish_and_clear();
+        let (observations, sessions) = &report.to_forget;
+        if !observations.is_empty() || !sessions.is_empty() {
+            let plan = forget::Plan { observations: observations.clone(), sessions: sessions.clone(), project: None };
+            forget::carry_out(&mut store, &loaded, &plan, &mut |_| {})?;
+        }
         if self.json {
             return output::json(&report);
         }
@@ -45,6 +53,13 @@ impl Cmd {
             output::count(report.summaries, "summary", "summaries"),
             report.duplicates
         );
+        if report.forgotten > 0 || report.tombstones > 0 {
+            println!(
+                "left out {} forgotten since; kept {} from the file",
+                output::count(report.forgotten, "record", "records"),
+                output::count(report.tombstones, "new tombstone", "new tombstones")
+            );
+        }
         Ok(())
     }
 }

@@ -4,6 +4,8 @@
 pub mod demo;
 pub mod doctor;
 pub mod export;
+pub mod forget;
+pub mod gc;
 pub mod hook;
 pub mod import;
 pub mod install;
@@ -14,6 +16,7 @@ pub mod search;
 pub mod sessions;
 pub mod show;
 pub mod spool;
+pub mod stats;
 pub mod summarize;
 pub mod timeline;
 

@@ -31,12 +31,17 @@ use crate::config::Loaded;
 use crate::event::{Event, EventKind, Origin};
 use crate::plugins::Plugins;
 use crate::privacy::Privacy;
+use crate::forget::retention;
 use crate::store::{DB_FILE, Kind, OpenOptions, SessionKey, Store, Summary, now_ms};
 use crate::summarize::{self, Summarized};
 pub use spool::{DeadLetter, Resolved, Spool, SpoolEntry};
 
 /// Time kept back from the deadline to spool and exit.
 const EXIT_RESERVE: Duration = Duration::from_millis(250);
+
+/// The most a SessionEnd hook spends on its daily slice of retention: the
+/// agent is done by then, but a client may still wait for the hook.
+const RETENTION_BUDGET: Duration = Duration::from_millis(300);
 
 /// How long a replay outside a hook (`spool replay`) may take per event.
 const REPLAY_DEADLINE: Duration = Duration::from_secs(30);
@@ -198,6 +203,13 @@ impl<'a> Ingest<'a> {
                     Ok(context) => outcome.stdout = context.and_then(|c| accepted.adapter.context_output(event, &c)),
                     Err(err) => outcome.warnings.push(format!("could not recall memory: {err:#}")),
                 }
+                if event.kind == EventKind::SessionEnd {
+                    let left = deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE);
+                    let budget = RETENTION_BUDGET.min(left / 2);
+                    if let Err(err) = retention::daily(&mut store, &self.loaded.config.retention, budget) {
+                        outcome.warnings.push(format!("could not apply retention: {err:#}"));
+                    }
+                }
                 drop(store);
                 if spool.has_pending()
                     && let Err(err) = self.replay(&spool, Some(deadline))
@@ -299,7 +311,7 @@ impl<'a> Ingest<'a> {
 
     /// A spooled event as it was accepted. Entries from before 0.2 kept no
     /// project or settings; those are resolved now, as they always were.
-    fn restore(&self, entry: &SpoolEntry) -> Result<Accepted> {
+    pub(crate) fn restore(&self, entry: &SpoolEntry) -> Result<Accepted> {
         let adapter = adapters::for_client(&entry.client)?;
         let event = adapter.parse(Some(&entry.event), entry.payload.clone())?;
         let resolved = match &entry.resolved {

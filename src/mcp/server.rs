@@ -28,7 +28,8 @@ pub struct Server {
 
 impl Server {
     pub fn new(memory: Memory) -> Self {
-        Self { memory: Arc::new(memory), tools: Arc::new(super::tools::catalog()) }
+        let tools = super::tools::catalog(memory.allows_forget());
+        Self { memory: Arc::new(memory), tools: Arc::new(tools) }
     }
 }
 

@@ -300,7 +300,15 @@ pub fn log_line(home: &Path, plugin: &str, level: &str, message: &str) {
             std::fs::OpenOptions::new().create(true).append(true).open(&path).context("cannot open the plugin log")?;
         let line = format!("{} {plugin} {level}: {}\n", jiff::Timestamp::now(), message.replace('\n', "\n    "));
         file.write_all(line.as_bytes())?;
+        // Capped: past the limit the log becomes `plugins.log.1`, replacing
+        // the one before, so the two never pass twice the cap.
+        if file.metadata()?.len() > LOG_CAP {
+            std::fs::rename(&path, path.with_extension("log.1"))?;
+        }
         Ok(())
     };
     let _ = write();
 }
+
+/// The size past which the plugin log is rotated.
+const LOG_CAP: u64 = 1 << 20;

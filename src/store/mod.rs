@@ -8,11 +8,13 @@
 //!   returns their content.
 //! - Every user value is bound, never formatted into SQL.
 
+mod forget;
 mod index;
 mod model;
 mod schema;
 mod search;
 pub mod snippet;
+mod stats;
 mod timeline;
 mod tokenizer;
 mod transfer;
@@ -24,12 +26,14 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
+pub use forget::{Removed, SECURE_DELETE_MAX, Selection, Tombstone, fingerprint};
 pub use index::IndexMode;
 pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel};
 pub use search::{Filters, SearchHit, SearchRequest};
 pub use snippet::{MARK_END, MARK_START};
+pub use stats::Stats;
 pub use timeline::{Timeline, Told};
-pub use transfer::{ExportRecord, ImportReport};
+pub use transfer::{ExportRecord, ExternalKey, ImportReport};
 pub use write::{NewObservation, SessionKey, Writer};
 
 /// The placeholder that stands wherever private text would have been shown.
@@ -98,8 +102,11 @@ impl Store {
         // on every call (fsyncs, and the next process recreates the files);
         // `tidy_wal` checkpoints now and then instead.
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-        // WAL is persistent in the file; synchronous and foreign keys are per connection.
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        // WAL is persistent in the file; the rest is per connection.
+        // `secure_delete = FAST` zeroes what a write frees inside a page it
+        // rewrites anyway (an old summary's text), at no extra I/O, so that
+        // forgetting later has fewer stray copies to chase.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = FAST;")?;
         if options.memory_map {
             conn.execute_batch("PRAGMA mmap_size = 1073741824;")?;
         }
@@ -148,6 +155,16 @@ impl Store {
             checkpointed?;
         }
         Ok(())
+    }
+
+    /// A fact about the store itself (`store_meta`), such as when gc last ran.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        schema::get_meta(&self.conn, key)
+    }
+
+    /// Records a fact about the store itself.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        schema::set_meta(&self.conn, key, value)
     }
 
     /// Runs SQLite's and FTS5's integrity checks; returns the problems found.

@@ -12,11 +12,16 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_ingested.sql"),
     include_str!("migrations/0003_summaries_searchable.sql"),
+    include_str!("migrations/0004_forget.sql"),
 ];
 
 /// The version whose migration made summaries searchable: older stores get
 /// the summaries' index, in the mode their observations have.
 const SUMMARIES_SEARCHABLE: i64 = 3;
+
+/// The version whose migration brought forgetting: older stores' indexes
+/// switch to FTS5's secure-delete.
+const FORGETS: i64 = 4;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -44,6 +49,12 @@ pub fn migrate(
         // WAL cannot be switched on inside a transaction; it is a property of
         // the file, so doing it once at creation is enough.
         if version == 0 {
+            // Freed pages can then leave the file a few at a time
+            // (`PRAGMA incremental_vacuum`), which `gc` and `forget` need.
+            // Like WAL, it must be set before the first table; older stores
+            // are converted by `Store::reclaim`, whose VACUUM is too long
+            // for a hook.
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
             conn.pragma_update(None, "journal_mode", "WAL")?;
         }
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -55,9 +66,14 @@ pub fn migrate(
         if version == 0 {
             let mode = index::create(&tx, wanted_index.unwrap_or(IndexMode::Trigram), support)?;
             set_meta(&tx, "index_mode", mode.as_str())?;
-        } else if version < SUMMARIES_SEARCHABLE {
+        } else {
             let mode = get_meta(&tx, "index_mode")?.and_then(|value| value.parse().ok()).unwrap_or(IndexMode::Like);
-            index::create_summary_index(&tx, mode)?;
+            if version < SUMMARIES_SEARCHABLE {
+                index::create_summary_index(&tx, mode)?;
+            }
+            if version < FORGETS {
+                index::secure_delete(&tx, mode, true)?;
+            }
         }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
@@ -92,11 +108,11 @@ fn recreate_index(conn: &Connection, wanted: IndexMode, support: Support) -> Res
     Ok(mode)
 }
 
-fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+pub(super) fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |row| row.get(0)).optional()?)
 }
 
-fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
     conn.execute(
         "INSERT INTO store_meta(key, value) VALUES (?1, ?2)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -78,7 +78,7 @@ impl SearchHit {
 
 /// Where a hit comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Table {
+pub(super) enum Table {
     Observations,
     Summaries,
 }
@@ -165,17 +165,17 @@ fn has_filters(filters: &Filters) -> bool {
 }
 
 /// SQL text plus the values bound to its placeholders.
-struct Sql {
-    text: String,
-    params: Vec<Value>,
+pub(super) struct Sql {
+    pub(super) text: String,
+    pub(super) params: Vec<Value>,
 }
 
 impl Sql {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self { text: String::new(), params: Vec::new() }
     }
 
-    fn bind(&mut self, value: impl Into<Value>) -> String {
+    pub(super) fn bind(&mut self, value: impl Into<Value>) -> String {
         self.params.push(value.into());
         format!("?{}", self.params.len())
     }
@@ -188,7 +188,7 @@ impl Sql {
     /// Appends the filter clauses for `table`'s rows (`o` for observations,
     /// `sm` for summaries, with their session as `s`). Whether the filters
     /// rule a whole table out is `tables`' to say.
-    fn filters(&mut self, filters: &Filters, table: Table) {
+    pub(super) fn filters(&mut self, filters: &Filters, table: Table) {
         let (session, time) = match table {
             Table::Observations => ("o.session_id", "o.ts"),
             Table::Summaries => ("sm.session_id", "sm.created_at"),
@@ -315,6 +315,56 @@ impl Store {
             hits.push(row.into_hit(table, id, score, matched, &marks));
         }
         Ok(hits)
+    }
+
+    /// The public observations that hold every term of `text` in its own
+    /// form (not a synonym: what this selects may be deleted) and pass the
+    /// filters, oldest first.
+    pub fn observations_holding(&self, text: &str, filters: &Filters) -> Result<Vec<i64>> {
+        let query = query::understand(text);
+        if query.terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let expressions: Vec<String> =
+            query.terms.iter().filter_map(|t| expression(self.index, &t.needles[0], t.required)).collect();
+        let candidates = if expressions.is_empty() {
+            // Nothing the index can look up (punctuation in the word index):
+            // every row passing the filters is a candidate.
+            self.observations_passing(filters, true)?
+        } else {
+            self.matching(Table::Observations, &expressions, filters, usize::MAX)?
+        };
+        let counter = rank::Counter::new(query.terms.iter().map(|t| vec![&t.needles[0]]).collect());
+        let mut holding = Vec::new();
+        for chunk in candidates.chunks(1000) {
+            let mut stmt = self.conn.prepare_cached(Table::Observations.candidates_sql())?;
+            let mut rows = stmt.query([serde_json::to_string(chunk)?])?;
+            while let Some(row) = rows.next()? {
+                if counter.count(row.get_ref(3)?.as_bytes()?).iter().all(|c| c.tf > 0.0) {
+                    holding.push(row.get(0)?);
+                }
+            }
+        }
+        holding.sort_unstable();
+        Ok(holding)
+    }
+
+    /// The observations that pass the filters, oldest first: private ones
+    /// too unless `public_only`.
+    pub(super) fn observations_passing(&self, filters: &Filters, public_only: bool) -> Result<Vec<i64>> {
+        let mut sql = Sql::new();
+        sql.filters(filters, Table::Observations);
+        let public = if public_only { "AND o.private = 0" } else { "" };
+        let text = format!(
+            "SELECT o.id FROM observations o JOIN sessions s ON s.id = o.session_id WHERE 1 {public} {} ORDER BY o.id",
+            sql.text
+        );
+        let ids = self
+            .conn
+            .prepare(&text)?
+            .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ids)
     }
 
     /// The newest public observations that pass the filters.

@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use super::write::{NewObservation, Writer};
+use super::forget::{Tombstone, TombstoneKind, bury, fingerprint, is_buried};
 use super::{Observation, Session, Store, Summary, index};
 
 /// A client's id for a session, as kept in `session_keys`.
@@ -29,6 +30,9 @@ pub enum ExportRecord {
     },
     Observation(Observation),
     Summary(Summary),
+    /// Something forgotten: importing this file does not bring it back,
+    /// and removes it where it is still stored.
+    Tombstone(Tombstone),
 }
 
 /// What an import did.
@@ -39,6 +43,15 @@ pub struct ImportReport {
     pub summaries: u64,
     /// Records already in the store, left as they were.
     pub duplicates: u64,
+    /// Records a tombstone names (forgotten here or where the file came
+    /// from), not imported.
+    pub forgotten: u64,
+    /// Tombstones new to this store.
+    pub tombstones: u64,
+    /// Rows already stored that the file's tombstones name: the caller
+    /// forgets them (`forget::carry_out`), so that the removal is whole.
+    #[serde(skip)]
+    pub to_forget: (Vec<i64>, Vec<String>),
 }
 
 /// How long one import transaction adds rows before it commits. FTS5
@@ -48,11 +61,11 @@ pub struct ImportReport {
 /// millisecond, see `store::wait_for_locks`). Measured with the hook
 /// benchmark: 25 ms batches made hooks wait 85 ms at p99, 5 ms ones 42 ms,
 /// for an import 15% slower.
-const BATCH_TIME: Duration = Duration::from_millis(5);
+pub(super) const BATCH_TIME: Duration = Duration::from_millis(5);
 
 /// The pause between import transactions: longer than a waiting hook's
 /// poll, so that it gets the lock before the next batch takes it.
-const BATCH_PAUSE: Duration = Duration::from_millis(2);
+pub(super) const BATCH_PAUSE: Duration = Duration::from_millis(2);
 
 /// Leaf pages merged per step of `tidy_index`: a few milliseconds of work.
 const MERGE_PAGES: u32 = 64;
@@ -80,11 +93,17 @@ impl Store {
                 emit(&ExportRecord::Summary(summary), out)?;
             }
         }
+        // All of them, whatever the project: a tombstone names no project,
+        // and is only a hash or an id.
+        for tombstone in self.tombstones()? {
+            emit(&ExportRecord::Tombstone(tombstone), out)?;
+        }
         out.flush()?;
         Ok(written)
     }
 
-    fn session_keys(&self, session_id: &str) -> Result<Vec<ExternalKey>> {
+    /// The client keys that map to a session.
+    pub fn session_keys(&self, session_id: &str) -> Result<Vec<ExternalKey>> {
         let mut stmt =
             self.conn.prepare_cached("SELECT client, external_id FROM session_keys WHERE session_id = ?1")?;
         let keys = stmt
@@ -125,8 +144,11 @@ impl Store {
             tx.commit()?;
             progress(bytes);
             if finished {
+                if report.tombstones > 0 {
+                    report.to_forget = self.buried_but_stored()?;
+                }
                 if report.observations > 0 {
-                    self.tidy_index()?;
+                    self.tidy_index(false, None)?;
                 }
                 self.tidy_wal()?;
                 return Ok(report);
@@ -137,27 +159,68 @@ impl Store {
 
     /// Merges the index's segments after a bulk write, in short steps, so
     /// that a hook never inherits the merge debt (one took 290 ms) and never
-    /// waits long behind it.
-    fn tidy_index(&mut self) -> Result<()> {
+    /// waits long behind it. With `optimize`, into one segment (see
+    /// `index::merge_step`). Returns false when `budget` ran out first.
+    pub(super) fn tidy_index(&mut self, optimize: bool, budget: Option<Duration>) -> Result<bool> {
+        let began = Instant::now();
         loop {
+            if budget.is_some_and(|b| began.elapsed() >= b) {
+                return Ok(false);
+            }
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let started = Instant::now();
             let mut more = true;
             while more && started.elapsed() < BATCH_TIME {
-                more = index::merge_step(&tx, self.index, MERGE_PAGES)?;
+                more = index::merge_step(&tx, self.index, MERGE_PAGES, optimize)?;
             }
             tx.commit()?;
             if !more {
-                return Ok(());
+                return Ok(true);
             }
             std::thread::sleep(BATCH_PAUSE);
         }
     }
 }
 
+impl Store {
+    /// The observations and sessions still stored that a tombstone names.
+    /// Reads every observation once: only after an import brought new tombstones.
+    fn buried_but_stored(&self) -> Result<(Vec<i64>, Vec<String>)> {
+        let sessions: Vec<String> = self
+            .conn
+            .prepare("SELECT id FROM sessions WHERE id IN (SELECT key FROM tombstones WHERE kind = 'session')")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut observations = Vec::new();
+        let mut stmt = self.conn.prepare("SELECT id, session_id, ts, content FROM observations")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let key = fingerprint(row.get_ref(1)?.as_str()?, row.get(2)?, row.get_ref(3)?.as_str()?);
+            if is_buried(&self.conn, TombstoneKind::Observation, &key)? {
+                observations.push(row.get(0)?);
+            }
+        }
+        Ok((observations, sessions))
+    }
+}
+
 fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: &mut ImportReport) -> Result<()> {
     let conn = writer.conn();
+    let session_buried = |id: &str| is_buried(conn, TombstoneKind::Session, id);
     match record {
+        ExportRecord::Tombstone(tombstone) => {
+            if bury(conn, tombstone.kind, &tombstone.key, tombstone.forgotten_at)? {
+                report.tombstones += 1;
+            }
+        }
+        ExportRecord::Session { session, .. } if session_buried(&session.id)? => report.forgotten += 1,
+        ExportRecord::Summary(summary) if session_buried(&summary.session_id)? => report.forgotten += 1,
+        ExportRecord::Observation(obs)
+            if session_buried(&obs.session_id)?
+                || is_buried(conn, TombstoneKind::Observation, &fingerprint(&obs.session_id, obs.ts, &obs.content))? =>
+        {
+            report.forgotten += 1
+        }
         ExportRecord::Session { session, keys } => {
             let inserted = conn
                 .prepare_cached(

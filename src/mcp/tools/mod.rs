@@ -7,6 +7,7 @@
 //! `tools/list` promises is what `tools/call` gives. A failure is a message
 //! for the model that says how to fix the call.
 
+mod forget;
 mod hook_event;
 mod recall;
 mod sessions;
@@ -56,6 +57,11 @@ impl Memory {
     /// The way in, for the tools that record.
     fn ingest(&self) -> crate::ingest::Ingest<'_> {
         crate::ingest::Ingest::new(&self.loaded, &self.privacy)
+    }
+
+    /// Whether `trae_mem_forget` is offered (`[mcp] allow_forget`).
+    pub fn allows_forget(&self) -> bool {
+        self.loaded.config.mcp.allow_forget
     }
 
     /// The project an argument names, or the server's own.
@@ -129,11 +135,15 @@ impl ToolDef {
     }
 }
 
-/// Every tool, in the order `tools/list` shows them.
-pub fn catalog() -> Vec<ToolDef> {
+/// Every tool, in the order `tools/list` shows them; `trae_mem_forget`
+/// only when the config allows it.
+pub fn catalog(allow_forget: bool) -> Vec<ToolDef> {
     let mut tools = recall::definitions();
     tools.extend(sessions::definitions());
     tools.push(hook_event::definition());
+    if allow_forget {
+        tools.push(forget::definition());
+    }
     tools
 }
 

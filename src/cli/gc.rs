@@ -1,0 +1,69 @@
+//! `trae-mem gc`: apply retention and give space back.
+
+use std::io::IsTerminal;
+
+use anyhow::Result;
+use clap::Args;
+use indicatif::ProgressBar;
+
+use super::{Env, output};
+use trae_mem::forget::retention;
+
+/// Apply retention and give free space back to the file system.
+///
+/// Deletes what `[retention]` in trae-mem.toml no longer keeps: observations older than
+/// `max_age_days`, then the oldest ones while the data is over `max_db_mb`. A session whose
+/// observations all go keeps its summaries (unless `keep_summaries = false`). Then free pages
+/// leave the file and the write-ahead log is emptied. Without limits, gc only does the latter
+/// (and converts a store made before trae-mem 0.3, by rewriting it once).
+///
+/// Deletes go in short transactions, so hooks running meanwhile are not held up, and a gc
+/// stopped at any point is finished by the next one. SessionEnd hooks also run a short slice of
+/// it at most once a day, when limits are set.
+#[derive(Debug, Args)]
+pub struct Cmd {
+    /// Delete observations older than this many days, whatever the config says.
+    #[arg(long, value_name = "DAYS")]
+    max_age_days: Option<u32>,
+    /// Keep the data under this many megabytes, whatever the config says.
+    #[arg(long, value_name = "MB")]
+    max_db_mb: Option<u64>,
+    /// Print JSON: {aged_out, over_size, sessions_removed, events_pruned, bytes_before, bytes_after, finished}.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let (loaded, mut store) = env.open_existing()?;
+        let mut limits = loaded.config.retention.clone();
+        limits.max_age_days = self.max_age_days.or(limits.max_age_days);
+        limits.max_db_mb = self.max_db_mb.or(limits.max_db_mb);
+        let bar = if std::io::stderr().is_terminal() { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
+        let collected = retention::gc(&mut store, &limits, None, &mut |done| {
+            bar.set_message(format!("deleted {done} observations"));
+            bar.tick();
+        })?;
+        bar.finish_and_clear();
+        if self.json {
+            return output::json(&collected);
+        }
+        if !limits.is_set() {
+            println!("no retention limits are set ([retention] in trae-mem.toml): nothing deleted");
+        } else {
+            println!(
+                "deleted {} ({} by age, {} by size); removed {}",
+                output::count(collected.aged_out + collected.over_size, "observation", "observations"),
+                collected.aged_out,
+                collected.over_size,
+                output::count(collected.sessions_removed, "empty session", "empty sessions"),
+            );
+        }
+        println!(
+            "database {} → {}",
+            output::bytes(collected.bytes_before),
+            output::bytes(collected.bytes_after)
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,121 @@
+//! `trae-mem stats`: what the store holds and how big it is.
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+
+use super::output::{self, Style, plain, styled};
+use super::Env;
+use trae_mem::config::Retention;
+use trae_mem::forget::retention;
+use trae_mem::ingest::Spool;
+use trae_mem::store::Stats;
+use trae_mem::timefmt;
+
+/// Show what memory holds and how big it is.
+///
+/// Sizes of the database, its write-ahead log and the full-text index; observations and sessions
+/// by project and kind; the oldest and newest; what waits in the spool; when gc last finished.
+#[derive(Debug, Args)]
+pub struct Cmd {
+    /// Print JSON: the store's figures, plus spooled, dead_letters, gc_finished_at and retention.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    #[serde(flatten)]
+    store: &'a Stats,
+    spooled: usize,
+    dead_letters: usize,
+    gc_finished_at: Option<i64>,
+    retention: RetentionOutput,
+}
+
+#[derive(Serialize)]
+struct RetentionOutput {
+    max_age_days: Option<u32>,
+    max_db_mb: Option<u64>,
+    keep_summaries: bool,
+}
+
+impl From<&Retention> for RetentionOutput {
+    fn from(r: &Retention) -> Self {
+        Self { max_age_days: r.max_age_days, max_db_mb: r.max_db_mb, keep_summaries: r.keep_summaries }
+    }
+}
+
+impl Cmd {
+    pub fn run(self, env: &Env) -> Result<()> {
+        let (loaded, store) = env.open_existing()?;
+        let stats = store.stats()?;
+        let spool = Spool::new(&loaded.home);
+        let out = Output {
+            store: &stats,
+            spooled: spool.pending()?.len(),
+            dead_letters: spool.dead_letters()?.len(),
+            gc_finished_at: retention::last_finished(&store)?,
+            retention: (&loaded.config.retention).into(),
+        };
+        if self.json {
+            return output::json(&out);
+        }
+        let colour = output::colour();
+        let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), timefmt::local_minute);
+        println!("{}", store.path().display());
+        println!(
+            "  database {} ({} in use, full-text index {}), write-ahead log {}",
+            output::bytes(stats.db_bytes),
+            output::bytes(stats.used_bytes),
+            output::bytes(stats.index_bytes),
+            output::bytes(stats.wal_bytes)
+        );
+        println!(
+            "  {}, {} ({} private), {}, {}",
+            output::count(stats.sessions, "session", "sessions"),
+            output::count(stats.observations, "observation", "observations"),
+            stats.private_observations,
+            output::count(stats.summaries, "summary", "summaries"),
+            output::count(stats.tombstones, "tombstone", "tombstones"),
+        );
+        println!("  oldest {}, newest {}", when(stats.oldest), when(stats.newest));
+        println!("  spool: {} waiting, {} dead letters", out.spooled, out.dead_letters);
+        let limits = &loaded.config.retention;
+        let retention = match (limits.max_age_days, limits.max_db_mb) {
+            (None, None) => "off".to_owned(),
+            (age, size) => format!(
+                "max_age_days {}, max_db_mb {}",
+                age.map_or("-".to_owned(), |d| d.to_string()),
+                size.map_or("-".to_owned(), |m| m.to_string())
+            ),
+        };
+        println!("  retention: {retention}; gc last finished {}", when(out.gc_finished_at));
+        println!();
+        let mut table = output::Table::new();
+        table.row(vec![
+            styled("PROJECT", Style::Bold),
+            styled("SESSIONS", Style::Bold),
+            styled("OBS", Style::Bold),
+            styled("OLDEST", Style::Bold),
+            styled("NEWEST", Style::Bold),
+        ]);
+        for p in &stats.projects {
+            table.row(vec![
+                plain(p.project.clone()),
+                plain(p.sessions.to_string()),
+                plain(p.observations.to_string()),
+                plain(when(p.oldest)),
+                plain(when(p.newest)),
+            ]);
+        }
+        table.print(colour)?;
+        println!();
+        let mut kinds = output::Table::new();
+        kinds.row(vec![styled("KIND", Style::Bold), styled("OBS", Style::Bold)]);
+        for k in &stats.kinds {
+            kinds.row(vec![plain(k.kind.clone()), plain(k.observations.to_string())]);
+        }
+        kinds.print(colour)
+    }
+}

@@ -1,0 +1,163 @@
+//! The one way out. `trae-mem forget`, the MCP tool `trae_mem_forget` and an
+//! import's tombstones remove through `carry_out`, and retention through
+//! `retention`, so that every removal is whole: the rows and their index
+//! entries, the summaries that quoted them (written again from what
+//! remains), sessions left empty with their client keys, spooled copies,
+//! and the bytes in the file (`Store::reclaim`).
+
+pub mod retention;
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::config::Loaded;
+use crate::ingest::{self, Ingest, Spool};
+use crate::store::{Filters, SECURE_DELETE_MAX, Selection, Store, now_ms};
+
+/// What a forget will remove, worked out before anything is deleted, so
+/// that `--dry-run` shows exactly what would go.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Plan {
+    /// Observation ids, oldest first.
+    pub observations: Vec<i64>,
+    /// Sessions removed whole, even those with no observations left (a
+    /// selection by session or project alone).
+    pub sessions: Vec<String>,
+    /// A project forgotten whole: its spooled events go too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+}
+
+/// What a forget removed.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Forgotten {
+    pub observations: u64,
+    /// Sessions removed with their summaries and client keys.
+    pub sessions_removed: u64,
+    /// Sessions that lost observations and were summarized again from the rest.
+    pub sessions_resummarized: u64,
+    /// Spooled events and dead letters of removed sessions, dropped.
+    pub spooled_dropped: usize,
+}
+
+/// Works out what `selection` would forget.
+pub fn plan(store: &Store, selection: &Selection) -> Result<Plan> {
+    let observations = store.select(selection)?;
+    let Filters { project, session, kind, tool, since, until, .. } = &selection.filters;
+    let whole = selection.ids.is_empty()
+        && selection.query.is_none()
+        && kind.is_none()
+        && tool.is_none()
+        && since.is_none()
+        && until.is_none();
+    let sessions = match (whole, session, project) {
+        (false, _, _) => Vec::new(),
+        (true, Some(session), _) => vec![session.clone()],
+        (true, None, Some(project)) => store.sessions(Some(project), usize::MAX >> 1)?.into_iter().map(|s| s.id).collect(),
+        (true, None, None) => Vec::new(),
+    };
+    let project = if whole && session.is_none() { project.clone() } else { None };
+    Ok(Plan { observations, sessions, project })
+}
+
+/// Forgets what `plan` names, leaving tombstones. `progress` hears how many
+/// observations are gone.
+pub fn carry_out(store: &mut Store, loaded: &Loaded, plan: &Plan, progress: &mut dyn FnMut(u64)) -> Result<Forgotten> {
+    let secure = plan.observations.len() <= SECURE_DELETE_MAX;
+    let removed = store.delete_observations(&plan.observations, true, secure, progress)?;
+    let mut report = Forgotten { observations: removed.observations, ..Forgotten::default() };
+    let mut emptied: BTreeSet<String> = plan.sessions.iter().cloned().collect();
+    let mut shrunk = Vec::new();
+    for session in removed.sessions {
+        if emptied.contains(&session) || store.observation_count(&session)? == 0 {
+            emptied.insert(session);
+        } else {
+            shrunk.push(session);
+        }
+    }
+
+    let privacy = ingest::privacy(loaded)?;
+    let ingest = Ingest::new(loaded, &privacy);
+    for session in shrunk {
+        if store.summaries(&session)?.is_empty() {
+            continue;
+        }
+        // The summaries may quote what was forgotten: write them again from
+        // what remains, or drop them when nothing public does.
+        let (_, summarized) = ingest.summarize(store, &session, now_ms())?;
+        if !summarized.written {
+            store.delete_summaries(&session)?;
+        }
+        report.sessions_resummarized += 1;
+    }
+
+    let mut doomed = Doomed { projects: plan.project.iter().cloned().collect(), keys: Vec::new() };
+    for session in &emptied {
+        let Ok(found) = store.session(session) else { continue };
+        for key in store.session_keys(session)? {
+            doomed.keys.push((key.client, found.project.clone(), key.external_id));
+        }
+        report.sessions_removed += u64::from(store.delete_session(session, true)?);
+    }
+    if !doomed.is_empty() {
+        report.spooled_dropped = drop_spooled(&ingest, &Spool::new(&loaded.home), &doomed)?;
+    }
+    store.compact_index(None)?;
+    store.reclaim(None)?;
+    Ok(report)
+}
+
+/// Whose spooled events go: whole projects, and client sessions by key.
+struct Doomed {
+    projects: Vec<String>,
+    /// (client, project, the client's session id)
+    keys: Vec<(String, String, String)>,
+}
+
+impl Doomed {
+    fn is_empty(&self) -> bool {
+        self.projects.is_empty() && self.keys.is_empty()
+    }
+
+    fn covers(&self, client: &str, project: &str, external_id: Option<&str>) -> bool {
+        self.projects.iter().any(|p| p == project)
+            || external_id.is_some_and(|id| self.keys.iter().any(|(c, p, x)| c == client && p == project && x == id))
+    }
+
+    /// Whether unreadable bytes name a doomed session: a client's session
+    /// id is a UUID or alike, unique enough to find as text.
+    fn named_in(&self, bytes: &[u8]) -> bool {
+        self.keys.iter().any(|(_, _, id)| id.len() >= 8 && memchr::memmem::find(bytes, id.as_bytes()).is_some())
+    }
+}
+
+/// Drops spooled events and dead letters that belong to what was
+/// forgotten, so that a later replay does not store them again. Returns
+/// how many went.
+fn drop_spooled(ingest: &Ingest<'_>, spool: &Spool, doomed: &Doomed) -> Result<usize> {
+    let mut dropped = 0;
+    for file in spool.waiting() {
+        let Some(claim) = spool.claim(&file)? else { continue };
+        let covered = ingest.restore(&claim.entry).is_ok_and(|accepted| {
+            doomed.covers(accepted.adapter.name(), &accepted.resolved.project, accepted.event.session_id.as_deref())
+        });
+        if covered {
+            spool.done(claim)?;
+            dropped += 1;
+        } else {
+            let reason = claim.entry.reason.clone();
+            spool.release(claim, reason)?;
+        }
+    }
+    for letter in spool.dead_letters()? {
+        let bytes = std::fs::read(&letter.payload_file).unwrap_or_default();
+        let project = letter.origin.project_dir.as_ref().or(letter.origin.cwd.as_ref()).map(|dir| crate::project::identify(dir));
+        if doomed.named_in(&bytes) || project.is_some_and(|p| doomed.projects.contains(&p)) {
+            spool.remove_dead_letter(&letter)?;
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}

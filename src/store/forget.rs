@@ -1,0 +1,380 @@
+//! Forgetting, the one way out of the store: rows leave their tables and
+//! the full-text indexes, and their bytes leave the file.
+//!
+//! - Deletes run in short transactions, as an import's writes do, so that
+//!   hooks beside a large forget wait milliseconds. Each transaction is
+//!   whole: a process killed between two leaves a consistent store, and the
+//!   same forget run again finishes the work.
+//! - `PRAGMA secure_delete` zeroes what the deletes free, and the indexes
+//!   use FTS5's secure-delete (`index::secure_delete`). `reclaim` then takes
+//!   free pages out of the file and empties the write-ahead log, which
+//!   holds older copies of changed pages.
+//! - What `forget` removes leaves a tombstone, so that importing an older
+//!   export does not bring it back. Retention leaves none: it drops detail
+//!   by age or size, and an import of old detail is aged out again.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::transfer::{BATCH_PAUSE, BATCH_TIME};
+use super::{Filters, Store, index, schema};
+
+/// What to forget. Every part given must hold; an empty selection selects
+/// nothing (see `is_empty`).
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Observation ids.
+    pub ids: Vec<i64>,
+    /// Project, session, kind, tool, and `until` for "before".
+    pub filters: Filters,
+    /// Rows holding every term of this text, matched as search matches.
+    pub query: Option<String>,
+}
+
+impl Selection {
+    /// Whether nothing was asked for: forgetting "everything" is never a default.
+    pub fn is_empty(&self) -> bool {
+        let Filters { project, session, exclude_session: _, kind, tool, since, until } = &self.filters;
+        self.ids.is_empty()
+            && self.query.is_none()
+            && project.is_none()
+            && session.is_none()
+            && kind.is_none()
+            && tool.is_none()
+            && since.is_none()
+            && until.is_none()
+    }
+}
+
+/// What a deletion leaves behind, so that it stays deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tombstone {
+    pub kind: TombstoneKind,
+    /// A session's id, or an observation's `fingerprint`.
+    pub key: String,
+    /// Unix milliseconds.
+    pub forgotten_at: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TombstoneKind {
+    Session,
+    Observation,
+}
+
+impl TombstoneKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            TombstoneKind::Session => "session",
+            TombstoneKind::Observation => "observation",
+        }
+    }
+}
+
+/// An observation's identity in every copy of the store: its session, time
+/// and text. The local id is not it: an import gives a row another id
+/// when its own is taken.
+pub fn fingerprint(session_id: &str, ts: i64, content: &str) -> String {
+    let mut hash = Sha256::new();
+    hash.update(session_id.as_bytes());
+    hash.update([0]);
+    hash.update(ts.to_le_bytes());
+    hash.update(content.as_bytes());
+    let digest = hash.finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What a deletion removed.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Removed {
+    pub observations: u64,
+    /// The sessions that lost observations.
+    pub sessions: BTreeSet<String>,
+}
+
+/// Past this many rows, a forget skips FTS5's secure-delete and merges the
+/// index whole afterwards: about 7 ms a row, against a merge that costs
+/// about as much as indexing the rest again.
+pub const SECURE_DELETE_MAX: usize = 500;
+
+/// The store fact that says plain deletes await `compact_index`.
+const COMPACTION_PENDING: &str = "index_compaction_pending";
+
+/// Free pages taken out of the file per step of `reclaim`: 4 MB of 4 kB
+/// pages, a few milliseconds of writing.
+const RECLAIM_PAGES: i64 = 1024;
+
+impl Store {
+    /// The ids of the observations `selection` names, oldest first. A query
+    /// finds public rows only (private ones are not indexed); the other
+    /// parts find private rows too.
+    pub fn select(&self, selection: &Selection) -> Result<Vec<i64>> {
+        if selection.is_empty() {
+            return Ok(Vec::new());
+        }
+        let only_ids = selection.query.is_none() && Selection { ids: Vec::new(), ..selection.clone() }.is_empty();
+        let mut ids = match &selection.query {
+            Some(text) => self.observations_holding(text, &selection.filters)?,
+            None if only_ids => selection.ids.clone(),
+            None => self.observations_passing(&selection.filters, false)?,
+        };
+        if !selection.ids.is_empty() {
+            let asked: BTreeSet<i64> = selection.ids.iter().copied().collect();
+            ids.retain(|id| asked.contains(id));
+            let existing: Vec<i64> = self
+                .conn
+                .prepare("SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id")?
+                .query_map([serde_json::to_string(&ids)?], |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            ids = existing;
+        }
+        Ok(ids)
+    }
+
+    /// Deletes observations, from their table and the index, in short
+    /// transactions. With `remember`, each leaves a tombstone. `progress`
+    /// hears how many are done after each transaction.
+    ///
+    /// With `secure`, each row leaves the index at once (FTS5's
+    /// secure-delete), at about 7 ms a row. Without, rows are deleted
+    /// plainly (FTS5 notes them as deleted) and `compact_index` must follow:
+    /// it merges the whole index, which purges them, and past a few hundred
+    /// rows costs far less.
+    pub fn delete_observations(
+        &mut self,
+        ids: &[i64],
+        remember: bool,
+        secure: bool,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Removed> {
+        self.conn.execute_batch("PRAGMA secure_delete = ON")?;
+        let mut removed = Removed::default();
+        let now = super::now_ms();
+        let mut rest = ids;
+        while !rest.is_empty() {
+            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if !secure {
+                index::secure_delete(&tx, self.index, false)?;
+                schema::set_meta(&tx, COMPACTION_PENDING, "1")?;
+            }
+            let started = Instant::now();
+            while let Some((&id, tail)) = rest.split_first() {
+                if started.elapsed() >= BATCH_TIME {
+                    break;
+                }
+                rest = tail;
+                if let Some(session) = delete_observation(&tx, self.index, id, remember.then_some(now))? {
+                    removed.observations += 1;
+                    removed.sessions.insert(session);
+                }
+            }
+            if !secure {
+                index::secure_delete(&tx, self.index, true)?;
+            }
+            tx.commit()?;
+            progress(removed.observations);
+            if !rest.is_empty() {
+                std::thread::sleep(BATCH_PAUSE);
+            }
+        }
+        Ok(removed)
+    }
+
+    /// After plain deletes (`delete_observations` without `secure`), merges
+    /// the index whole, in short steps, which drops what the deleted rows
+    /// left in it. Remembered in the store until done, so that a process
+    /// killed meanwhile leaves it to the next gc. Returns false when
+    /// `budget` ran out first.
+    pub fn compact_index(&mut self, budget: Option<Duration>) -> Result<bool> {
+        if schema::get_meta(&self.conn, COMPACTION_PENDING)?.as_deref() != Some("1") {
+            return Ok(true);
+        }
+        if !self.tidy_index(true, budget)? {
+            return Ok(false);
+        }
+        schema::set_meta(&self.conn, COMPACTION_PENDING, "0")?;
+        Ok(true)
+    }
+
+    /// How many observations a session has, private ones included.
+    pub fn observation_count(&self, session_id: &str) -> Result<u64> {
+        let count: i64 =
+            self.conn.query_row("SELECT count(*) FROM observations WHERE session_id = ?1", [session_id], |r| r.get(0))?;
+        Ok(count as u64)
+    }
+
+    /// Deletes a session's summaries from their table and the index.
+    pub fn delete_summaries(&mut self, session_id: &str) -> Result<()> {
+        self.conn.execute_batch("PRAGMA secure_delete = ON")?;
+        let index = self.index;
+        self.write(|w| delete_summaries(w.conn(), index, session_id))
+    }
+
+    /// Deletes a session with its summaries and client keys; its
+    /// observations must be gone already (`delete_observations`), since
+    /// their index entries are removed there. With `remember`, leaves a
+    /// tombstone. Returns false when there is no such session.
+    pub fn delete_session(&mut self, session_id: &str, remember: bool) -> Result<bool> {
+        self.conn.execute_batch("PRAGMA secure_delete = ON")?;
+        let index = self.index;
+        self.write(|w| {
+            let conn = w.conn();
+            delete_summaries(conn, index, session_id)?;
+            // Any observations left (there should be none) leave the index first.
+            let left: Vec<i64> = conn
+                .prepare_cached("SELECT id FROM observations WHERE session_id = ?1")?
+                .query_map([session_id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for id in left {
+                delete_observation(conn, index, id, None)?;
+            }
+            // Keys go with the session (ON DELETE CASCADE).
+            let deleted = conn.execute("DELETE FROM sessions WHERE id = ?1", [session_id])? == 1;
+            if deleted && remember {
+                bury(conn, TombstoneKind::Session, session_id, super::now_ms())?;
+            }
+            Ok(deleted)
+        })
+    }
+
+    /// Every tombstone, oldest first.
+    pub fn tombstones(&self) -> Result<Vec<Tombstone>> {
+        let mut stmt =
+            self.conn.prepare("SELECT kind, key, forgotten_at FROM tombstones ORDER BY forgotten_at, kind, key")?;
+        let stones = stmt
+            .query_map([], |row| {
+                let kind: String = row.get(0)?;
+                let kind = if kind == "session" { TombstoneKind::Session } else { TombstoneKind::Observation };
+                Ok(Tombstone { kind, key: row.get(1)?, forgotten_at: row.get(2)? })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(stones)
+    }
+
+    /// Gives the space of deleted rows back to the file system, and with it
+    /// the bytes of every freed page: free pages leave the file a step at a
+    /// time, then the write-ahead log is copied in and emptied. A store
+    /// made before auto-vacuum was on is first converted by a VACUUM, which
+    /// rewrites it whole (and holds the write lock while it does).
+    /// Stops early, returning false, once `budget` is spent.
+    pub fn reclaim(&mut self, budget: Option<Duration>) -> Result<bool> {
+        let started = Instant::now();
+        let out_of_time = || budget.is_some_and(|b| started.elapsed() >= b);
+        let auto_vacuum: i64 = self.conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
+        if auto_vacuum != 2 {
+            if budget.is_some() {
+                return Ok(false);
+            }
+            self.conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+        }
+        loop {
+            let free: i64 = self.conn.pragma_query_value(None, "freelist_count", |r| r.get(0))?;
+            if free == 0 {
+                break;
+            }
+            if out_of_time() {
+                return Ok(false);
+            }
+            // The pragma frees one page per row it returns: step it through.
+            let mut stmt = self.conn.prepare_cached(&format!("PRAGMA incremental_vacuum({RECLAIM_PAGES})"))?;
+            let mut freed = stmt.query([])?;
+            while freed.next()?.is_some() {}
+            std::thread::sleep(BATCH_PAUSE);
+        }
+        self.empty_wal()?;
+        Ok(true)
+    }
+
+    /// Copies the write-ahead log into the database and truncates it to
+    /// nothing, waiting (up to the busy timeout) for readers to move on.
+    fn empty_wal(&self) -> Result<()> {
+        let (busy, _, _): (i64, i64, i64) =
+            self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        if busy != 0 {
+            anyhow::bail!(
+                "another process kept reading the database, so its write-ahead log ({}-wal) still holds \
+                 copies of what was deleted; run `trae-mem gc` when it is done",
+                self.path.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Deletes one observation and its index entry; returns its session, or
+/// `None` when there was no such row. With `tombstone_at`, buries it.
+fn delete_observation(
+    conn: &Connection,
+    index: index::IndexMode,
+    id: i64,
+    tombstone_at: Option<i64>,
+) -> Result<Option<String>> {
+    let row: Option<(String, i64, String, bool)> = conn
+        .prepare_cached("SELECT session_id, ts, content, private FROM observations WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let Some((session, ts, content, private)) = row else { return Ok(None) };
+    if !private {
+        index::remove(conn, index, id, &content)?;
+    }
+    conn.prepare_cached("DELETE FROM observations WHERE id = ?1")?.execute([id])?;
+    if let Some(at) = tombstone_at {
+        bury(conn, TombstoneKind::Observation, &fingerprint(&session, ts, &content), at)?;
+    }
+    Ok(Some(session))
+}
+
+fn delete_summaries(conn: &Connection, index: index::IndexMode, session_id: &str) -> Result<()> {
+    let summaries: Vec<(i64, String)> = conn
+        .prepare_cached("SELECT id, content FROM summaries WHERE session_id = ?1")?
+        .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, content) in summaries {
+        index::remove_summary(conn, index, id, &content)?;
+        conn.prepare_cached("DELETE FROM summaries WHERE id = ?1")?.execute([id])?;
+    }
+    Ok(())
+}
+
+/// Records a tombstone; returns false when it was there already.
+pub(super) fn bury(conn: &Connection, kind: TombstoneKind, key: &str, at: i64) -> Result<bool> {
+    let inserted = conn
+        .prepare_cached("INSERT INTO tombstones(kind, key, forgotten_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
+        .execute(params![kind.as_str(), key, at])?;
+    Ok(inserted == 1)
+}
+
+/// Whether a tombstone names this session, or this observation.
+pub(super) fn is_buried(conn: &Connection, kind: TombstoneKind, key: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM tombstones WHERE kind = ?1 AND key = ?2")?
+        .query_row(params![kind.as_str(), key], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+impl Store {
+    /// The ids of the oldest observations (older than `before`, if given),
+    /// oldest first: what retention deletes first.
+    pub fn oldest_observations(&self, before: Option<i64>, limit: usize) -> Result<Vec<i64>> {
+        let ids = self
+            .conn
+            .prepare_cached("SELECT id FROM observations WHERE ts < ?1 ORDER BY ts, id LIMIT ?2")?
+            .query_map(params![before.unwrap_or(i64::MAX), limit as i64], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ids)
+    }
+
+    /// Forgets which events were stored before `before`. Their ids only
+    /// guard against storing an event twice, which can happen while it
+    /// waits in the spool; older ones guard nothing. Returns how many went.
+    pub fn prune_ingested(&mut self, before: i64) -> Result<u64> {
+        Ok(self.conn.execute("DELETE FROM ingested WHERE received_at < ?1", [before])? as u64)
+    }
+}

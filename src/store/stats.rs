@@ -1,0 +1,132 @@
+//! What the store holds and how big it is: `trae-mem stats`, doctor, and
+//! retention's size cap.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::Store;
+
+/// The store's sizes and contents.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stats {
+    /// Bytes of the database file, its write-ahead log and shared memory file.
+    pub db_bytes: u64,
+    pub wal_bytes: u64,
+    pub shm_bytes: u64,
+    /// Bytes of the database file in use (the rest is free pages).
+    pub used_bytes: u64,
+    /// Bytes the full-text indexes take.
+    pub index_bytes: u64,
+    pub sessions: u64,
+    pub observations: u64,
+    pub private_observations: u64,
+    pub summaries: u64,
+    pub tombstones: u64,
+    /// Unix milliseconds of the oldest and newest observation.
+    pub oldest: Option<i64>,
+    pub newest: Option<i64>,
+    pub projects: Vec<ProjectStats>,
+    pub kinds: Vec<KindCount>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectStats {
+    pub project: String,
+    pub sessions: u64,
+    pub observations: u64,
+    pub oldest: Option<i64>,
+    pub newest: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KindCount {
+    pub kind: String,
+    pub observations: u64,
+}
+
+impl Store {
+    /// Bytes of the database in use: its pages less the free ones.
+    pub fn used_bytes(&self) -> Result<u64> {
+        let (pages, free, size): (i64, i64, i64) = self.conn.query_row(
+            "SELECT (SELECT page_count FROM pragma_page_count), (SELECT freelist_count FROM pragma_freelist_count),
+                    (SELECT page_size FROM pragma_page_size)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        Ok(((pages - free) * size) as u64)
+    }
+
+    /// Counts and sizes. Reads every page of the indexes once (SQLite's
+    /// `dbstat`), which takes a moment on a large store.
+    pub fn stats(&self) -> Result<Stats> {
+        let count = |sql: &str| -> Result<u64> { Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
+        let (oldest, newest) =
+            self.conn.query_row("SELECT min(ts), max(ts) FROM observations", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let index_bytes = self.conn.query_row(
+            "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE aggregate = TRUE
+             AND name IN ('observations_fts_data', 'observations_fts_idx', 'observations_fts_config',
+                          'summaries_fts_data', 'summaries_fts_idx', 'summaries_fts_config')",
+            [],
+            |r| r.get::<_, i64>(0),
+        )? as u64;
+        let projects = self
+            .conn
+            .prepare(
+                "SELECT s.project_path, count(DISTINCT s.id), count(o.id), min(o.ts), max(o.ts)
+                 FROM sessions s LEFT JOIN observations o ON o.session_id = s.id
+                 GROUP BY s.project_path ORDER BY count(o.id) DESC, s.project_path",
+            )?
+            .query_map([], |r| {
+                Ok(ProjectStats {
+                    project: r.get(0)?,
+                    sessions: r.get::<_, i64>(1)? as u64,
+                    observations: r.get::<_, i64>(2)? as u64,
+                    oldest: r.get(3)?,
+                    newest: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let kinds = self
+            .conn
+            .prepare("SELECT kind, count(*) FROM observations GROUP BY kind ORDER BY count(*) DESC, kind")?
+            .query_map([], |r| Ok(KindCount { kind: r.get(0)?, observations: r.get::<_, i64>(1)? as u64 }))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(Stats {
+            db_bytes: file_size(&self.path, ""),
+            wal_bytes: file_size(&self.path, "-wal"),
+            shm_bytes: file_size(&self.path, "-shm"),
+            used_bytes: self.used_bytes()?,
+            index_bytes,
+            sessions: count("SELECT count(*) FROM sessions")?,
+            observations: count("SELECT count(*) FROM observations")?,
+            private_observations: count("SELECT count(*) FROM observations WHERE private = 1")?,
+            summaries: count("SELECT count(*) FROM summaries")?,
+            tombstones: count("SELECT count(*) FROM tombstones")?,
+            oldest,
+            newest,
+            projects,
+            kinds,
+        })
+    }
+}
+
+/// The size of the database file, or of its `-wal` or `-shm` companion; 0 when absent.
+pub fn file_size(db: &Path, suffix: &str) -> u64 {
+    let mut path = db.as_os_str().to_owned();
+    path.push(suffix);
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+impl Store {
+    /// The database file's size in bytes.
+    pub fn stats_file_bytes(&self) -> u64 {
+        file_size(&self.path, "")
+    }
+
+    /// How many observations the store holds, private ones included.
+    pub fn observation_total(&self) -> Result<u64> {
+        Ok(self.conn.query_row("SELECT count(*) FROM observations", [], |r| r.get::<_, i64>(0))? as u64)
+    }
+}
