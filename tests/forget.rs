@@ -435,3 +435,17 @@ fn stats_reports_sizes_counts_and_the_spool() {
     let text = home.run(&["stats"], None).ok();
     assert!(text.stdout.contains("2 sessions") && text.stdout.contains(APP), "{text}");
 }
+
+#[test]
+fn gc_converts_a_store_made_before_auto_vacuum() {
+    let home = Home::new();
+    session(&home, "a", APP, "QXZV-4711-ACME");
+    let auto_vacuum = |home: &Home| -> i64 { home.db().query_row("PRAGMA auto_vacuum", [], |r| r.get(0)).unwrap() };
+    assert_eq!(auto_vacuum(&home), 2, "new stores vacuum incrementally");
+    home.db().execute_batch("PRAGMA auto_vacuum = NONE; VACUUM;").unwrap();
+    assert_eq!(auto_vacuum(&home), 0);
+    home.run(&["gc"], None).ok();
+    assert_eq!(auto_vacuum(&home), 2);
+    assert_eq!(hits(&home, "QXZV-4711-ACME").len(), 3);
+    assert_sound(&home);
+}

@@ -302,6 +302,36 @@ fn an_unknown_tool_is_invalid_params() {
 }
 
 #[test]
+fn forget_is_offered_only_when_allowed_and_only_by_id_or_session() {
+    let home = Home::new();
+    std::fs::write(home.home().join("trae-mem.toml"), "[mcp]\nallow_forget = true\n").unwrap();
+    let mut server = Server::ready(&home);
+    let tools = server.request("tools/list", json!({}));
+    let forget = tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "trae_mem_forget").cloned();
+    let forget = forget.expect("trae_mem_forget is listed when allowed");
+    assert_eq!(forget["annotations"]["destructiveHint"], true, "{forget}");
+
+    let session = server.call_ok("trae_mem_start_session", json!({"external_id": "c1"}))["session_id"].clone();
+    let mut ids = Vec::new();
+    for note in ["the staging password is FORGETME-7731", "keep the retry budget at three", "a third note"] {
+        ids.push(server.call_ok("trae_mem_log", json!({"session_id": session, "content": note}))["id"].clone());
+    }
+    let message = server.call_err("trae_mem_forget", json!({"query": "password"}));
+    assert!(message.contains("invalid arguments"), "never by query: {message}");
+    let message = server.call_err("trae_mem_forget", json!({}));
+    assert!(message.contains("either ids"), "{message}");
+
+    let out = server.call_ok("trae_mem_forget", json!({"ids": [ids[0]]}));
+    assert_eq!(out["observations"], 1, "{out}");
+    assert_eq!(count(&home, "SELECT count(*) FROM observations WHERE content LIKE '%FORGETME%'"), 0);
+    assert_eq!(count(&home, "SELECT count(*) FROM observations"), 2);
+
+    let out = server.call_ok("trae_mem_forget", json!({"session_id": session}));
+    assert_eq!(out["sessions_removed"], 1, "{out}");
+    assert_eq!(count(&home, "SELECT count(*) FROM sessions"), 0);
+}
+
+#[test]
 fn a_message_of_several_megabytes_is_read_whole() {
     let home = Home::new();
     let mut server = Server::ready(&home);

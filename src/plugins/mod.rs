@@ -312,3 +312,21 @@ pub fn log_line(home: &Path, plugin: &str, level: &str, message: &str) {
 
 /// The size past which the plugin log is rotated.
 const LOG_CAP: u64 = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_rotates_past_its_cap() {
+        let home = tempfile::tempdir().unwrap();
+        let line = "x".repeat(1000);
+        for _ in 0..(LOG_CAP / 1000 + 10) {
+            log_line(home.path(), "p", "warn", &line);
+        }
+        let rotated = log_path(home.path()).with_extension("log.1");
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        assert!(size(&rotated) > LOG_CAP, "the full log was moved aside");
+        assert!(size(&log_path(home.path())) < LOG_CAP / 10, "and a new one begun");
+    }
+}

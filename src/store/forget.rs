@@ -378,3 +378,64 @@ impl Store {
         Ok(self.conn.execute("DELETE FROM ingested WHERE received_at < ?1", [before])? as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Kind, NewObservation, OpenOptions};
+
+    /// A store holding 1,200 observations, each with words of its own.
+    fn store_with_rows(dir: &std::path::Path) -> (Store, Vec<i64>) {
+        let mut store = Store::open(&dir.join("t.db"), &OpenOptions::default()).unwrap();
+        let ids = store
+            .write(|w| {
+                let session = w.new_session("/p", 0, &serde_json::json!({}))?;
+                (0..1200)
+                    .map(|i| {
+                        let content = format!("row{i} tells of zq{i}x and of walrus{} {}", i * 7919 % 1000, "filler ".repeat(20));
+                        w.add_observation(&NewObservation {
+                            session_id: &session,
+                            ts: i,
+                            kind: &Kind::Tool,
+                            tool: None,
+                            content: &content,
+                            private: false,
+                            tags: &[],
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap();
+        (store, ids)
+    }
+
+    /// The bytes of the observations' index.
+    fn index_bytes(store: &Store) -> i64 {
+        store.conn.query_row("SELECT sum(length(block)) FROM observations_fts_data", [], |r| r.get(0)).unwrap()
+    }
+
+    /// After deleting, the index holds no more than an index built afresh
+    /// from the rows that remain: nothing of the deleted rows is left in it.
+    /// Secure deletes get there at once; plain ones once compacted.
+    #[test]
+    fn deleted_rows_leave_nothing_in_the_index_either_way() {
+        for secure in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let (mut store, ids) = store_with_rows(dir.path());
+            store.tidy_index(true, None).unwrap();
+            let gone: Vec<i64> = ids.iter().copied().filter(|id| id % 2 == 0).collect();
+            let removed = store.delete_observations(&gone, true, secure, &mut |_| {}).unwrap();
+            assert_eq!(removed.observations, gone.len() as u64);
+            if !secure {
+                assert!(store.compact_index(None).unwrap());
+            }
+            let after = index_bytes(&store);
+            store.conn.execute("INSERT INTO observations_fts(observations_fts) VALUES ('rebuild')", []).unwrap();
+            let fresh = index_bytes(&store);
+            assert!(after <= fresh + fresh / 20, "secure: {secure}: {after} bytes against {fresh} built afresh");
+            assert!(store.integrity_problems().unwrap().is_empty());
+            let buried: i64 = store.conn.query_row("SELECT count(*) FROM tombstones", [], |r| r.get(0)).unwrap();
+            assert_eq!(buried, gone.len() as i64);
+        }
+    }
+}
