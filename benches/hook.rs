@@ -11,12 +11,15 @@
 
 #[path = "support/corpus.rs"]
 mod corpus;
+#[path = "support/run.rs"]
+mod run;
 
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use run::{percentile, spawn, spawn_in};
 use serde_json::json;
 use trae_mem::plugins::Plugins;
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
@@ -275,30 +278,6 @@ fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) ->
     Ok(())
 }
 
-/// Spawns `exe` with the payload on stdin and waits; returns milliseconds.
-fn spawn(exe: &Path, args: &[&str], home: &Path, payload: &[u8]) -> anyhow::Result<f64> {
-    spawn_in(exe, args, home, payload, home)
-}
-
-/// Like `spawn`, in `cwd` (whose trae-mem.toml, if any, applies).
-fn spawn_in(exe: &Path, args: &[&str], home: &Path, payload: &[u8], cwd: &Path) -> anyhow::Result<f64> {
-    let started = Instant::now();
-    let mut child = Command::new(exe)
-        .args(args)
-        .current_dir(cwd)
-        .env("TRAE_MEM_HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
-    child.stdin.take().expect("piped").write_all(payload)?;
-    let status = child.wait()?;
-    let ms = started.elapsed().as_secs_f64() * 1e3;
-    anyhow::ensure!(status.success(), "{} exited with {status}", exe.display());
-    Ok(ms)
-}
-
 /// Compiles the floor: a Rust binary that reads stdin to the end and exits.
 fn build_floor(dir: &Path) -> anyhow::Result<PathBuf> {
     let source = dir.join("floor.rs");
@@ -342,9 +321,4 @@ fn child_rss_kb(exe: &Path, home: &Path, payload: &[u8]) -> anyhow::Result<i64> 
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     anyhow::ensure!(pid > 0, "wait4 failed");
     Ok(usage.ru_maxrss)
-}
-
-fn percentile(values: &mut [f64], p: f64) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[((p / 100.0) * (values.len() - 1) as f64).round() as usize]
 }

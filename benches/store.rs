@@ -8,10 +8,15 @@
 
 #[path = "support/corpus.rs"]
 mod corpus;
+// Only its percentiles: this benchmark spawns nothing.
+#[path = "support/run.rs"]
+#[allow(dead_code)]
+mod run;
 
 use std::io::{BufReader, BufWriter};
 use std::time::Instant;
 
+use run::percentile;
 use trae_mem::store::{DB_FILE, Filters, OpenOptions, SearchRequest, Store};
 
 fn main() -> anyhow::Result<()> {
@@ -104,11 +109,6 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn percentile(values: &mut [f64], p: f64) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * (values.len() - 1) as f64).round() as usize;
-    values[rank]
-}
 
 /// The fixed query mix, by category.
 const QUERIES: &[(&str, &str)] = &[

@@ -106,9 +106,9 @@ pub const SECURE_DELETE_MAX: usize = 500;
 /// The store fact that says plain deletes await `compact_index`.
 const COMPACTION_PENDING: &str = "index_compaction_pending";
 
-/// Free pages taken out of the file per step of `reclaim`: 4 MB of 4 kB
-/// pages, a few milliseconds of writing.
-const RECLAIM_PAGES: i64 = 1024;
+/// Free pages taken out of the file per step of `reclaim`: 1 MB of 4 kB
+/// pages, a few milliseconds of writing, so a hook never waits long.
+const RECLAIM_PAGES: i64 = 256;
 
 impl Store {
     /// The ids of the observations `selection` names, oldest first. A query
@@ -178,6 +178,7 @@ impl Store {
                 index::secure_delete(&tx, self.index, true)?;
             }
             tx.commit()?;
+            self.checkpoint_between_batches()?;
             progress(removed.observations);
             if !rest.is_empty() {
                 std::thread::sleep(BATCH_PAUSE);
@@ -285,6 +286,9 @@ impl Store {
             let mut stmt = self.conn.prepare_cached(&format!("PRAGMA incremental_vacuum({RECLAIM_PAGES})"))?;
             let mut freed = stmt.query([])?;
             while freed.next()?.is_some() {}
+            drop(freed);
+            drop(stmt);
+            self.checkpoint_between_batches()?;
             std::thread::sleep(BATCH_PAUSE);
         }
         self.empty_wal()?;
@@ -294,6 +298,9 @@ impl Store {
     /// Copies the write-ahead log into the database and truncates it to
     /// nothing, waiting (up to the busy timeout) for readers to move on.
     fn empty_wal(&self) -> Result<()> {
+        // A passive checkpoint copies the log without holding up writers;
+        // the truncating one then has little left to copy while it does.
+        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
         let (busy, _, _): (i64, i64, i64) =
             self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         if busy != 0 {

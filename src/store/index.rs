@@ -231,6 +231,14 @@ pub fn merge_step(conn: &Connection, mode: IndexMode, pages: u32, optimize: bool
     Ok(conn.total_changes() > before + 1)
 }
 
+/// How many pages of data the observations' index holds (0 without one).
+pub fn pages(conn: &Connection, mode: IndexMode) -> Result<u64> {
+    if mode == IndexMode::Like {
+        return Ok(0);
+    }
+    Ok(conn.query_row("SELECT count(*) FROM observations_fts_data", [], |r| r.get::<_, i64>(0))? as u64)
+}
+
 /// Re-reads every public observation into the index.
 pub fn rebuild(conn: &Connection, mode: IndexMode) -> Result<()> {
     if mode != IndexMode::Like {

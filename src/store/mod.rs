@@ -167,6 +167,17 @@ impl Store {
         schema::set_meta(&self.conn, key, value)
     }
 
+    /// For long writers (import, forget, gc), between their transactions:
+    /// copies a write-ahead log past `WAL_LIMIT` into the database without
+    /// holding up anyone (a passive checkpoint). Otherwise the next hook
+    /// would find a long log to copy in its own `tidy_wal`, and wait for it.
+    pub(crate) fn checkpoint_between_batches(&self) -> Result<()> {
+        if stats::file_size(&self.path, "-wal") > WAL_LIMIT {
+            self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        }
+        Ok(())
+    }
+
     /// Runs SQLite's and FTS5's integrity checks; returns the problems found.
     pub fn integrity_problems(&self) -> Result<Vec<String>> {
         let mut problems: Vec<String> = self

@@ -163,6 +163,15 @@ impl Store {
     /// `index::merge_step`). Returns false when `budget` ran out first.
     pub(super) fn tidy_index(&mut self, optimize: bool, budget: Option<Duration>) -> Result<bool> {
         let began = Instant::now();
+        // Hooks keep adding small segments, and merging everything into one
+        // then means rewriting the whole index again for each: an optimize
+        // would never end beside busy hooks. One rewrite of what was there
+        // at the start (half again, for the newcomers) is the work asked.
+        let mut steps_left = if optimize {
+            index::pages(&self.conn, self.index)? * 3 / 2 / u64::from(MERGE_PAGES) + 8
+        } else {
+            u64::MAX
+        };
         loop {
             if budget.is_some_and(|b| began.elapsed() >= b) {
                 return Ok(false);
@@ -170,11 +179,13 @@ impl Store {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let started = Instant::now();
             let mut more = true;
-            while more && started.elapsed() < BATCH_TIME {
+            while more && steps_left > 0 && started.elapsed() < BATCH_TIME {
                 more = index::merge_step(&tx, self.index, MERGE_PAGES, optimize)?;
+                steps_left -= 1;
             }
             tx.commit()?;
-            if !more {
+            self.checkpoint_between_batches()?;
+            if !more || steps_left == 0 {
                 return Ok(true);
             }
             std::thread::sleep(BATCH_PAUSE);
