@@ -33,7 +33,14 @@ fn main() -> anyhow::Result<()> {
     let built = Instant::now();
     let aged = dir.path().join("aged");
     build_aged_store(&aged, observations, dir.path())?;
-    println!("database: {observations} observations, half of them 400 days old (built in {:.0} s)", built.elapsed().as_secs_f64());
+    println!(
+        "database: {observations} observations, half of them 400 days old (built in {:.0} s)",
+        built.elapsed().as_secs_f64()
+    );
+    if args.iter().any(|a| a == "--keep") {
+        println!("keeping {}", dir.keep().display());
+        return Ok(());
+    }
 
     let forget_home = dir.path().join("forget");
     copy_home(&aged, &forget_home)?;
@@ -90,7 +97,7 @@ fn forget_figures(exe: &Path, home: &Path) -> anyhow::Result<()> {
         .args(["forget", "--before", before, "--yes", "--json"])
         .env("TRAE_MEM_HOME", home)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()?;
     let mut forget = forget;
     let mut during = Vec::new();
@@ -100,7 +107,7 @@ fn forget_figures(exe: &Path, home: &Path) -> anyhow::Result<()> {
     }
     let took = started.elapsed().as_secs_f64();
     let out = forget.wait_with_output()?;
-    anyhow::ensure!(out.status.success(), "forget failed");
+    anyhow::ensure!(out.status.success(), "forget failed: {}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let forgotten = report["observations"].as_u64().unwrap_or(0);
     let listing = Command::new(exe).args(["spool", "list", "--json"]).env("TRAE_MEM_HOME", home).output()?;
@@ -148,15 +155,10 @@ fn gc_figures(exe: &Path, home: &Path, dir: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(status.success(), "export failed");
     let fresh = dir.join("fresh");
     std::fs::create_dir_all(&fresh)?;
-    let status = Command::new(exe)
-        .arg("import")
-        .arg(&export)
-        .env("TRAE_MEM_HOME", &fresh)
-        .stdout(Stdio::null())
-        .status()?;
-    anyhow::ensure!(status.success(), "import failed");
     let status =
-        Command::new(exe).arg("gc").env("TRAE_MEM_HOME", &fresh).stdout(Stdio::null()).status()?;
+        Command::new(exe).arg("import").arg(&export).env("TRAE_MEM_HOME", &fresh).stdout(Stdio::null()).status()?;
+    anyhow::ensure!(status.success(), "import failed");
+    let status = Command::new(exe).arg("gc").env("TRAE_MEM_HOME", &fresh).stdout(Stdio::null()).status()?;
     anyhow::ensure!(status.success(), "gc of the fresh store failed");
     let fresh_size = size(&fresh)?;
     let mb = |b: u64| b as f64 / (1 << 20) as f64;

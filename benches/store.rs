@@ -109,7 +109,6 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-
 /// The fixed query mix, by category.
 const QUERIES: &[(&str, &str)] = &[
     ("english", "database"),

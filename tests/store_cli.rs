@@ -960,7 +960,11 @@ fn export_then_import_is_lossless() {
     let second = Home::new();
     let file = second.write("in.jsonl", exported.as_bytes());
     let run = second.run(&["import", "--json", file.to_str().unwrap()], None).ok();
-    assert_eq!(run.json(), json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0}), "{run}");
+    assert_eq!(
+        run.json(),
+        json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0, "forgotten": 0, "tombstones": 0}),
+        "{run}"
+    );
     assert_eq!(export(&second, &[]), exported);
 
     // The private row kept its flag and its content, and is still private.
@@ -991,8 +995,12 @@ fn export_of_one_project_and_to_stdout() {
 fn importing_twice_adds_nothing() {
     let seed = full_seed();
     let home = Home::new();
-    assert_eq!(seed.import(&home), json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0}));
-    let all_duplicates = json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 8});
+    assert_eq!(
+        seed.import(&home),
+        json!({"sessions": 2, "observations": 4, "summaries": 2, "duplicates": 0, "forgotten": 0, "tombstones": 0})
+    );
+    let all_duplicates =
+        json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 8, "forgotten": 0, "tombstones": 0});
     assert_eq!(seed.import(&home), all_duplicates);
     // From stdin as well.
     let run = home.run(&["import", "--json", "-"], Some(seed.jsonl().as_bytes())).ok();
@@ -1037,8 +1045,14 @@ fn importing_another_stores_rows_with_taken_ids_once() {
         .obs(1, S2, T0 + HOUR + MINUTE, "remote one")
         .obs(2, S2, T0 + HOUR + 2 * MINUTE, "remote two");
     let home = here.home("trigram");
-    assert_eq!(there.import(&home), json!({"sessions": 1, "observations": 2, "summaries": 0, "duplicates": 0}));
-    assert_eq!(there.import(&home), json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 3}));
+    assert_eq!(
+        there.import(&home),
+        json!({"sessions": 1, "observations": 2, "summaries": 0, "duplicates": 0, "forgotten": 0, "tombstones": 0})
+    );
+    assert_eq!(
+        there.import(&home),
+        json!({"sessions": 0, "observations": 0, "summaries": 0, "duplicates": 3, "forgotten": 0, "tombstones": 0})
+    );
     assert_eq!(count(&home, "observations"), 4);
     let out = search(&home, "trigram", "remote", &[]);
     assert_eq!(out["hits"].as_array().unwrap().len(), 2, "{out}");

@@ -190,7 +190,10 @@ impl Cmd {
             output::count(forgotten.sessions_resummarized, "session", "sessions"),
         );
         if forgotten.spooled_dropped > 0 {
-            println!("dropped {} waiting in the spool", output::count(forgotten.spooled_dropped as u64, "event", "events"));
+            println!(
+                "dropped {} waiting in the spool",
+                output::count(forgotten.spooled_dropped as u64, "event", "events")
+            );
         }
         Ok(())
     }

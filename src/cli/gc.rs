@@ -59,11 +59,7 @@ impl Cmd {
                 output::count(collected.sessions_removed, "empty session", "empty sessions"),
             );
         }
-        println!(
-            "database {} → {}",
-            output::bytes(collected.bytes_before),
-            output::bytes(collected.bytes_after)
-        );
+        println!("database {} → {}", output::bytes(collected.bytes_before), output::bytes(collected.bytes_after));
         Ok(())
     }
 }

@@ -4,8 +4,8 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use super::output::{self, Style, plain, styled};
 use super::Env;
+use super::output::{self, Style, plain, styled};
 use trae_mem::config::Retention;
 use trae_mem::forget::retention;
 use trae_mem::ingest::Spool;

@@ -9,7 +9,7 @@ pub mod retention;
 
 use std::collections::BTreeSet;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::config::Loaded;
@@ -54,8 +54,12 @@ pub fn plan(store: &Store, selection: &Selection) -> Result<Plan> {
         && until.is_none();
     let sessions = match (whole, session, project) {
         (false, _, _) => Vec::new(),
+        // A session named with a project it is not in is no session to remove.
+        (true, Some(session), Some(project)) if &store.session(session)?.project != project => Vec::new(),
         (true, Some(session), _) => vec![session.clone()],
-        (true, None, Some(project)) => store.sessions(Some(project), usize::MAX >> 1)?.into_iter().map(|s| s.id).collect(),
+        (true, None, Some(project)) => {
+            store.sessions(Some(project), usize::MAX >> 1)?.into_iter().map(|s| s.id).collect()
+        }
         (true, None, None) => Vec::new(),
     };
     let project = if whole && session.is_none() { project.clone() } else { None };
@@ -66,7 +70,9 @@ pub fn plan(store: &Store, selection: &Selection) -> Result<Plan> {
 /// observations are gone.
 pub fn carry_out(store: &mut Store, loaded: &Loaded, plan: &Plan, progress: &mut dyn FnMut(u64)) -> Result<Forgotten> {
     let secure = plan.observations.len() <= SECURE_DELETE_MAX;
-    let removed = store.delete_observations(&plan.observations, true, secure, progress)?;
+    let removed = store
+        .delete_observations(&plan.observations, true, secure, progress)
+        .context("cannot delete the observations")?;
     let mut report = Forgotten { observations: removed.observations, ..Forgotten::default() };
     let mut emptied: BTreeSet<String> = plan.sessions.iter().cloned().collect();
     let mut shrunk = Vec::new();
@@ -104,8 +110,8 @@ pub fn carry_out(store: &mut Store, loaded: &Loaded, plan: &Plan, progress: &mut
     if !doomed.is_empty() {
         report.spooled_dropped = drop_spooled(&ingest, &Spool::new(&loaded.home), &doomed)?;
     }
-    store.compact_index(None)?;
-    store.reclaim(None)?;
+    store.compact_index(None).context("cannot merge the full-text index")?;
+    store.reclaim(None).context("cannot give the space back")?;
     Ok(report)
 }
 
@@ -153,7 +159,8 @@ fn drop_spooled(ingest: &Ingest<'_>, spool: &Spool, doomed: &Doomed) -> Result<u
     }
     for letter in spool.dead_letters()? {
         let bytes = std::fs::read(&letter.payload_file).unwrap_or_default();
-        let project = letter.origin.project_dir.as_ref().or(letter.origin.cwd.as_ref()).map(|dir| crate::project::identify(dir));
+        let project =
+            letter.origin.project_dir.as_ref().or(letter.origin.cwd.as_ref()).map(|dir| crate::project::identify(dir));
         if doomed.named_in(&bytes) || project.is_some_and(|p| doomed.projects.contains(&p)) {
             spool.remove_dead_letter(&letter)?;
             dropped += 1;

@@ -127,13 +127,21 @@ pub fn last_finished(store: &Store) -> Result<Option<i64>> {
     Ok(store.meta(FINISHED_KEY)?.and_then(|v| v.parse().ok()))
 }
 
+/// The store fact that says when a SessionEnd hook last ran its slice.
+const SLICE_KEY: &str = "gc_slice_at";
+
 /// A SessionEnd hook's share of retention: a slice of at most `budget`,
-/// when limits are set and no gc has finished in the last day. Returns
-/// whether it ran.
+/// when limits are set and neither a gc nor a slice ran in the last day.
+/// A slice never merges the index whole (see `Store::compact_index`): the
+/// next `trae-mem gc` does. Returns whether it ran.
 pub fn daily(store: &mut Store, retention: &Retention, budget: Duration) -> Result<bool> {
-    if !retention.is_set() || last_finished(store)?.is_some_and(|at| now_ms() - at < DAY_MS) {
+    let recent = |key: &str| -> Result<bool> {
+        Ok(store.meta(key)?.and_then(|v| v.parse::<i64>().ok()).is_some_and(|at| now_ms() - at < DAY_MS))
+    };
+    if !retention.is_set() || recent(FINISHED_KEY)? || recent(SLICE_KEY)? {
         return Ok(false);
     }
     gc(store, retention, Some(budget), &mut |_| {})?;
+    store.set_meta(SLICE_KEY, &now_ms().to_string())?;
     Ok(true)
 }

@@ -188,25 +188,33 @@ impl Store {
     }
 
     /// After plain deletes (`delete_observations` without `secure`), merges
-    /// the index whole, in short steps, which drops what the deleted rows
-    /// left in it. Remembered in the store until done, so that a process
-    /// killed meanwhile leaves it to the next gc. Returns false when
-    /// `budget` ran out first.
+    /// the index into one segment, which drops what the deleted rows left
+    /// in it (see `index::optimize`). It is one transaction, as long as
+    /// indexing the remaining rows' text once: hooks that arrive meanwhile
+    /// spool their events, which later hooks store. So with a `budget` (a
+    /// hook's slice of gc) it is left for a command, and returns false.
+    /// Remembered in the store until done, so that a process killed
+    /// meanwhile leaves it to the next gc.
     pub fn compact_index(&mut self, budget: Option<Duration>) -> Result<bool> {
         if schema::get_meta(&self.conn, COMPACTION_PENDING)?.as_deref() != Some("1") {
             return Ok(true);
         }
-        if !self.tidy_index(true, budget)? {
+        if budget.is_some() {
             return Ok(false);
         }
-        schema::set_meta(&self.conn, COMPACTION_PENDING, "0")?;
+        let index = self.index;
+        self.write(|w| {
+            index::optimize(w.conn(), index)?;
+            schema::set_meta(w.conn(), COMPACTION_PENDING, "0")
+        })?;
         Ok(true)
     }
 
     /// How many observations a session has, private ones included.
     pub fn observation_count(&self, session_id: &str) -> Result<u64> {
         let count: i64 =
-            self.conn.query_row("SELECT count(*) FROM observations WHERE session_id = ?1", [session_id], |r| r.get(0))?;
+            self.conn
+                .query_row("SELECT count(*) FROM observations WHERE session_id = ?1", [session_id], |r| r.get(0))?;
         Ok(count as u64)
     }
 
@@ -399,7 +407,8 @@ mod tests {
                 let session = w.new_session("/p", 0, &serde_json::json!({}))?;
                 (0..1200)
                     .map(|i| {
-                        let content = format!("row{i} tells of zq{i}x and of walrus{} {}", i * 7919 % 1000, "filler ".repeat(20));
+                        let content =
+                            format!("row{i} tells of zq{i}x and of walrus{} {}", i * 7919 % 1000, "filler ".repeat(20));
                         w.add_observation(&NewObservation {
                             session_id: &session,
                             ts: i,
@@ -429,7 +438,8 @@ mod tests {
         for secure in [true, false] {
             let dir = tempfile::tempdir().unwrap();
             let (mut store, ids) = store_with_rows(dir.path());
-            store.tidy_index(true, None).unwrap();
+            let mode = store.index;
+            store.write(|w| index::optimize(w.conn(), mode)).unwrap();
             let gone: Vec<i64> = ids.iter().copied().filter(|id| id % 2 == 0).collect();
             let removed = store.delete_observations(&gone, true, secure, &mut |_| {}).unwrap();
             assert_eq!(removed.observations, gone.len() as u64);

@@ -106,7 +106,7 @@ pub fn create(conn: &Connection, wanted: IndexMode, support: Support) -> Result<
 /// records that the row is gone, and the forgotten text's tokens stay in
 /// the file until a merge rewrites their segment. It costs about 7 ms a
 /// row (every token's leaf page is rewritten), so bulk deletes turn it off
-/// and then merge the whole index (`merge_step` with `optimize`).
+/// and then merge the whole index (`optimize`).
 pub fn secure_delete(conn: &Connection, mode: IndexMode, on: bool) -> Result<()> {
     if mode != IndexMode::Like {
         let on = i32::from(on);
@@ -216,27 +216,28 @@ pub fn put_summary(conn: &Connection, mode: IndexMode, id: i64, old: Option<&str
 
 /// Does one bounded step of FTS5's segment merging (`pages` leaf pages at
 /// most), so that hooks later find a tidy index without one long lock.
-/// With `optimize`, the steps merge every segment into one, as FTS5's
-/// `optimize` does at once: that drops what deleted rows left behind.
 /// Returns whether there was work to do.
-pub fn merge_step(conn: &Connection, mode: IndexMode, pages: u32, optimize: bool) -> Result<bool> {
+pub fn merge_step(conn: &Connection, mode: IndexMode, pages: u32) -> Result<bool> {
     if mode == IndexMode::Like {
         return Ok(false);
     }
     let before = conn.total_changes();
-    // FTS5's documented signal: a negative page count merges all levels.
-    let pages = if optimize { -i64::from(pages) } else { i64::from(pages) };
     conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('merge', ?1)", [pages])?;
     // FTS5's documented way to tell: a merge that did nothing changes nothing.
     Ok(conn.total_changes() > before + 1)
 }
 
-/// How many pages of data the observations' index holds (0 without one).
-pub fn pages(conn: &Connection, mode: IndexMode) -> Result<u64> {
-    if mode == IndexMode::Like {
-        return Ok(0);
+/// Merges the observations' index into one segment, at once (FTS5's
+/// `optimize`), which drops what plainly deleted rows left in it. One
+/// transaction: FTS5's incremental form of it (`merge` with a negative
+/// count) never finishes beside hooks that keep adding segments, and
+/// piles them up until FTS5 refuses every write (SQLITE_FULL at 2,000
+/// segments), so it is not used.
+pub fn optimize(conn: &Connection, mode: IndexMode) -> Result<()> {
+    if mode != IndexMode::Like {
+        conn.execute("INSERT INTO observations_fts(observations_fts) VALUES ('optimize')", [])?;
     }
-    Ok(conn.query_row("SELECT count(*) FROM observations_fts_data", [], |r| r.get::<_, i64>(0))? as u64)
+    Ok(())
 }
 
 /// Re-reads every public observation into the index.

@@ -143,9 +143,7 @@ impl Store {
     /// `WAL_LIMIT`, copy it into the database and truncate it. Cheap to call:
     /// one `stat` when there is nothing to do.
     pub fn tidy_wal(&self) -> Result<()> {
-        let mut wal = self.path.clone().into_os_string();
-        wal.push("-wal");
-        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
+        if stats::file_size(&self.path, "-wal") > WAL_LIMIT {
             // A TRUNCATE checkpoint waits for every writer and reader to
             // finish: beside a running import, that is every time. So it
             // does not wait here; busy is fine, and a later call will do it.

@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use super::write::{NewObservation, Writer};
 use super::forget::{Tombstone, TombstoneKind, bury, fingerprint, is_buried};
+use super::write::{NewObservation, Writer};
 use super::{Observation, Session, Store, Summary, index};
 
 /// A client's id for a session, as kept in `session_keys`.
@@ -148,7 +148,7 @@ impl Store {
                     report.to_forget = self.buried_but_stored()?;
                 }
                 if report.observations > 0 {
-                    self.tidy_index(false, None)?;
+                    self.tidy_index()?;
                 }
                 self.tidy_wal()?;
                 return Ok(report);
@@ -159,34 +159,19 @@ impl Store {
 
     /// Merges the index's segments after a bulk write, in short steps, so
     /// that a hook never inherits the merge debt (one took 290 ms) and never
-    /// waits long behind it. With `optimize`, into one segment (see
-    /// `index::merge_step`). Returns false when `budget` ran out first.
-    pub(super) fn tidy_index(&mut self, optimize: bool, budget: Option<Duration>) -> Result<bool> {
-        let began = Instant::now();
-        // Hooks keep adding small segments, and merging everything into one
-        // then means rewriting the whole index again for each: an optimize
-        // would never end beside busy hooks. One rewrite of what was there
-        // at the start (half again, for the newcomers) is the work asked.
-        let mut steps_left = if optimize {
-            index::pages(&self.conn, self.index)? * 3 / 2 / u64::from(MERGE_PAGES) + 8
-        } else {
-            u64::MAX
-        };
+    /// waits long behind it.
+    fn tidy_index(&mut self) -> Result<()> {
         loop {
-            if budget.is_some_and(|b| began.elapsed() >= b) {
-                return Ok(false);
-            }
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let started = Instant::now();
             let mut more = true;
-            while more && steps_left > 0 && started.elapsed() < BATCH_TIME {
-                more = index::merge_step(&tx, self.index, MERGE_PAGES, optimize)?;
-                steps_left -= 1;
+            while more && started.elapsed() < BATCH_TIME {
+                more = index::merge_step(&tx, self.index, MERGE_PAGES)?;
             }
             tx.commit()?;
             self.checkpoint_between_batches()?;
-            if !more || steps_left == 0 {
-                return Ok(true);
+            if !more {
+                return Ok(());
             }
             std::thread::sleep(BATCH_PAUSE);
         }
@@ -228,7 +213,11 @@ fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: &mut Import
         ExportRecord::Summary(summary) if session_buried(&summary.session_id)? => report.forgotten += 1,
         ExportRecord::Observation(obs)
             if session_buried(&obs.session_id)?
-                || is_buried(conn, TombstoneKind::Observation, &fingerprint(&obs.session_id, obs.ts, &obs.content))? =>
+                || is_buried(
+                    conn,
+                    TombstoneKind::Observation,
+                    &fingerprint(&obs.session_id, obs.ts, &obs.content),
+                )? =>
         {
             report.forgotten += 1
         }
