@@ -124,7 +124,12 @@ fn delete(store: &mut Store, ids: &[i64], retention: &Retention, sessions_remove
 
 /// When gc last finished, if ever.
 pub fn last_finished(store: &Store) -> Result<Option<i64>> {
-    Ok(store.meta(FINISHED_KEY)?.and_then(|v| v.parse().ok()))
+    time_of(store, FINISHED_KEY)
+}
+
+/// The time (unix milliseconds) a store fact records.
+fn time_of(store: &Store, key: &str) -> Result<Option<i64>> {
+    Ok(store.meta(key)?.and_then(|v| v.parse().ok()))
 }
 
 /// The store fact that says when a SessionEnd hook last ran its slice.
@@ -135,9 +140,7 @@ const SLICE_KEY: &str = "gc_slice_at";
 /// A slice never merges the index whole (see `Store::compact_index`): the
 /// next `trae-mem gc` does. Returns whether it ran.
 pub fn daily(store: &mut Store, retention: &Retention, budget: Duration) -> Result<bool> {
-    let recent = |key: &str| -> Result<bool> {
-        Ok(store.meta(key)?.and_then(|v| v.parse::<i64>().ok()).is_some_and(|at| now_ms() - at < DAY_MS))
-    };
+    let recent = |key: &str| -> Result<bool> { Ok(time_of(store, key)?.is_some_and(|at| now_ms() - at < DAY_MS)) };
     if !retention.is_set() || recent(FINISHED_KEY)? || recent(SLICE_KEY)? {
         return Ok(false);
     }

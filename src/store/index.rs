@@ -181,21 +181,19 @@ pub fn add(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result
 /// Removes an observation about to be deleted from the index. External
 /// content indexes need the text the row was indexed with.
 pub fn remove(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result<()> {
-    if mode != IndexMode::Like {
-        conn.prepare_cached(
-            "INSERT INTO observations_fts(observations_fts, rowid, content) VALUES ('delete', ?1, ?2 || '  ')",
-        )?
-        .execute(rusqlite::params![id, content])?;
-    }
-    Ok(())
+    remove_from(conn, mode, "observations_fts", id, content)
 }
 
 /// Removes a summary about to be deleted or rewritten from the index.
 pub fn remove_summary(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result<()> {
+    remove_from(conn, mode, "summaries_fts", id, content)
+}
+
+fn remove_from(conn: &Connection, mode: IndexMode, index: &str, id: i64, content: &str) -> Result<()> {
     if mode != IndexMode::Like {
-        conn.prepare_cached(
-            "INSERT INTO summaries_fts(summaries_fts, rowid, content) VALUES ('delete', ?1, ?2 || '  ')",
-        )?
+        conn.prepare_cached(&format!(
+            "INSERT INTO {index}({index}, rowid, content) VALUES ('delete', ?1, ?2 || '  ')"
+        ))?
         .execute(rusqlite::params![id, content])?;
     }
     Ok(())
