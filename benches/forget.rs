@@ -7,19 +7,20 @@
 //!
 //! `cargo bench --bench forget -- --observations 1000000`
 
+#[path = "support/built.rs"]
+mod built;
 #[path = "support/corpus.rs"]
 mod corpus;
 #[path = "support/run.rs"]
 mod run;
 
-use std::io::{BufReader, BufWriter};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use run::{percentile, spawn};
 use serde_json::json;
-use trae_mem::store::{DB_FILE, OpenOptions, Store, now_ms};
+use trae_mem::store::{DB_FILE, now_ms};
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
@@ -55,11 +56,7 @@ fn main() -> anyhow::Result<()> {
 /// Imports the corpus, then dates the first half of the rows 400 days back
 /// and the rest to yesterday.
 fn build_aged_store(home: &Path, observations: usize, dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(home)?;
-    let export = dir.join("corpus.jsonl");
-    corpus::Corpus::new(11).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
-    let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
-    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    let store = built::store(home, observations, 11, dir)?;
     let half = (observations / 2) as i64;
     let now = now_ms();
     store.conn().execute(
@@ -67,7 +64,6 @@ fn build_aged_store(home: &Path, observations: usize, dir: &Path) -> anyhow::Res
         [half, now - 400 * DAY_MS, now - DAY_MS],
     )?;
     store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
-    std::fs::remove_file(&export)?;
     Ok(())
 }
 

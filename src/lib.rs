@@ -6,6 +6,7 @@
 
 pub mod adapters;
 pub mod config;
+pub mod doctor;
 pub mod event;
 pub mod forget;
 pub mod ingest;
@@ -15,6 +16,7 @@ pub mod plugins;
 pub mod privacy;
 pub mod project;
 pub mod recall;
+pub mod serve;
 pub mod store;
 pub mod summarize;
 pub mod text;

@@ -2,6 +2,7 @@
 
 mod util;
 
+mod browser;
 mod clients;
 mod doctor;
 mod forget;
@@ -12,4 +13,5 @@ mod install;
 mod mcp;
 mod plugins;
 mod recall;
+mod serve;
 mod store_cli;

@@ -4,15 +4,9 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use serde::Serialize;
 
 use super::Env;
-use super::install::this_binary;
-use trae_mem::config::{self, Loaded};
-use trae_mem::ingest::Spool;
-use trae_mem::install::{self, Target};
-use trae_mem::plugins::Plugins;
-use trae_mem::store::{DB_FILE, OpenOptions, Store};
+use trae_mem::doctor;
 
 /// Check that trae-mem works here, and say how to fix what does not.
 ///
@@ -24,46 +18,18 @@ pub struct Cmd {
     json: bool,
 }
 
-/// One check's verdict.
-#[derive(Debug, Serialize)]
-struct Check {
-    check: String,
-    ok: bool,
-    detail: String,
-    /// What to do about a problem; None when there is none.
-    fix: Option<String>,
-}
-
-impl Check {
-    fn ok(check: &str, detail: impl Into<String>) -> Self {
-        Self { check: check.to_owned(), ok: true, detail: detail.into(), fix: None }
-    }
-
-    fn problem(check: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self { check: check.to_owned(), ok: false, detail: detail.into(), fix: Some(fix.into()) }
-    }
-
-    /// Works, but deserves attention: shown with its fix, not counted as a problem.
-    fn warning(check: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self { check: check.to_owned(), ok: true, detail: detail.into(), fix: Some(fix.into()) }
-    }
-}
-
-/// A store past this size, with no retention set, gets a warning.
-const LARGE_STORE: u64 = 1 << 30;
-
 impl Cmd {
     pub fn run(self, env: &Env) -> ExitCode {
-        let checks = checks(env);
+        let checks = doctor::checks(&env.cwd, env.home.as_deref());
         let ok = checks.iter().all(|c| c.ok);
         if self.json {
             println!("{}", serde_json::json!({ "ok": ok, "checks": checks }));
         } else {
             for check in &checks {
-                let verdict = match (check.ok, &check.fix) {
+                let verdict = match (check.ok, check.is_warning()) {
                     (false, _) => "FAIL",
-                    (true, Some(_)) => "warn",
-                    (true, None) => "ok  ",
+                    (true, true) => "warn",
+                    (true, false) => "ok  ",
                 };
                 println!("{verdict} {}: {}", check.check, check.detail);
                 if let Some(fix) = &check.fix {
@@ -75,171 +41,4 @@ impl Cmd {
         }
         if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
     }
-}
-
-fn checks(env: &Env) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let loaded = match env.load_config() {
-        Ok(loaded) => {
-            let files: Vec<String> = loaded.files.iter().map(|f| f.display().to_string()).collect();
-            let detail = if files.is_empty() { "defaults (no trae-mem.toml)".to_owned() } else { files.join(", ") };
-            checks.push(Check::ok("config", detail));
-            loaded
-        }
-        Err(err) => {
-            checks.push(Check::problem(
-                "config",
-                format!("{err:#}"),
-                "correct the file named above (trae-mem.toml in the repository documents every key); hooks record with defaults meanwhile",
-            ));
-            match config::defaults(env.home.as_deref()) {
-                Ok(defaults) => defaults,
-                Err(err) => {
-                    checks.push(Check::problem("home", format!("{err:#}"), "set TRAE_MEM_HOME or pass --home DIR"));
-                    return checks;
-                }
-            }
-        }
-    };
-    checks.push(home(&loaded));
-    checks.push(database(&loaded));
-    checks.extend(size(&loaded));
-    checks.extend(plugins(&loaded));
-    checks.extend(clients(env));
-    checks.extend(spool(&loaded));
-    checks
-}
-
-fn home(loaded: &Loaded) -> Check {
-    let home = &loaded.home;
-    let probe = home.join(".doctor-probe");
-    let writable = std::fs::create_dir_all(home)
-        .and_then(|()| std::fs::write(&probe, b""))
-        .and_then(|()| std::fs::remove_file(&probe));
-    match writable {
-        Ok(()) => Check::ok("home", home.display().to_string()),
-        Err(err) => Check::problem(
-            "home",
-            format!("{} is not writable: {err}", home.display()),
-            format!(
-                "give yourself write access to {} (hooks spool nothing there now), or set TRAE_MEM_HOME",
-                home.display()
-            ),
-        ),
-    }
-}
-
-fn database(loaded: &Loaded) -> Check {
-    let path = loaded.home.join(DB_FILE);
-    if !path.exists() {
-        return Check::ok("database", format!("none yet at {}; the first hook creates it", path.display()));
-    }
-    let moved = format!(
-        "move the damaged file aside (mv {0} {0}.damaged); the next hook starts a new one, and `trae-mem import` reads back an export",
-        path.display()
-    );
-    let problems = Store::open(&path, &OpenOptions::default()).and_then(|store| store.integrity_problems());
-    match problems {
-        Ok(problems) if problems.is_empty() => {
-            Check::ok("database", format!("{} passes its integrity checks", path.display()))
-        }
-        Ok(problems) => Check::problem("database", format!("{}: {}", path.display(), problems.join("; ")), moved),
-        Err(err) => Check::problem("database", format!("cannot open {}: {err:#}", path.display()), moved),
-    }
-}
-
-/// Warns when the store is large and nothing bounds it.
-fn size(loaded: &Loaded) -> Option<Check> {
-    let bytes = std::fs::metadata(loaded.home.join(DB_FILE)).map(|m| m.len()).ok()?;
-    if bytes < LARGE_STORE || loaded.config.retention.is_set() {
-        return None;
-    }
-    Some(Check::warning(
-        "size",
-        format!("the database holds {} and no retention is set", super::output::bytes(bytes)),
-        "set [retention] max_age_days or max_db_mb in trae-mem.toml, then run `trae-mem gc` (`trae-mem stats` shows what takes the space)",
-    ))
-}
-
-fn plugins(loaded: &Loaded) -> Vec<Check> {
-    let plugins = Plugins::of(&loaded.config, &loaded.home, true);
-    plugins
-        .all()
-        .iter()
-        .map(|plugin| {
-            let name = format!("plugin {}", plugin.name);
-            match plugins.check(plugin) {
-                Ok(_) => Check::ok(&name, plugin.path.display().to_string()),
-                Err(err) => Check::problem(
-                    &name,
-                    format!("{err:#}"),
-                    format!("fix the plugin's path or build it, or remove [[plugins]] {} from the config; then run `trae-mem plugins check`", plugin.name),
-                ),
-            }
-        })
-        .collect()
-}
-
-/// Which clients run trae-mem, here (the current project) and globally,
-/// and whether their configs run this binary.
-fn clients(env: &Env) -> Vec<Check> {
-    let Ok(bin) = this_binary() else {
-        return vec![Check::problem("clients", "cannot find this binary's path", "run trae-mem by its full path")];
-    };
-    let mut scopes = vec![(env.cwd.clone(), false)];
-    scopes.extend(std::env::var_os("HOME").map(|home| (home.into(), true)));
-    let mut checks = Vec::new();
-    for client in install::CLIENTS {
-        for (root, global) in &scopes {
-            let target = Target { root: root.clone(), global: *global, bin: bin.clone() };
-            let Ok(found) = install::find(client, &target) else { continue };
-            let flag = if *global { " --global" } else { "" };
-            let name = format!("client {client}{}", if *global { " (global)" } else { "" });
-            let stale: Vec<String> = found
-                .iter()
-                .filter(|f| std::path::Path::new(&f.binary) != bin)
-                .map(|f| format!("{} runs {}", f.path.display(), f.binary))
-                .collect();
-            if !stale.is_empty() {
-                checks.push(Check::problem(
-                    &name,
-                    format!("{}, not this binary ({})", stale.join("; "), bin.display()),
-                    format!("trae-mem install {client}{flag}"),
-                ));
-            } else if let Some(first) = found.first() {
-                checks.push(Check::ok(&name, format!("installed in {}", first.path.display())));
-            }
-        }
-    }
-    if checks.is_empty() {
-        checks.push(Check::problem(
-            "clients",
-            "no client runs trae-mem here or globally",
-            "trae-mem install claude-code (or cursor, codex, gemini, cline, trae)",
-        ));
-    }
-    checks
-}
-
-fn spool(loaded: &Loaded) -> Vec<Check> {
-    let spool = Spool::new(&loaded.home);
-    let pending = match spool.pending() {
-        Ok(pending) if pending.is_empty() => Check::ok("spool", "no events waiting"),
-        Ok(pending) => Check::problem(
-            "spool",
-            format!("{} event(s) waiting to be stored", pending.len()),
-            "trae-mem spool replay (the next hook also tries)",
-        ),
-        Err(err) => Check::problem("spool", format!("{err:#}"), "trae-mem spool list, then remove what cannot be read"),
-    };
-    let dead = match spool.dead_letters() {
-        Ok(letters) if letters.is_empty() => Check::ok("dead letters", "none"),
-        Ok(letters) => Check::problem(
-            "dead letters",
-            format!("{} payload(s) could not be read", letters.len()),
-            "trae-mem spool list shows them; trae-mem spool replay stores those that read now",
-        ),
-        Err(err) => Check::problem("dead letters", format!("{err:#}"), "trae-mem spool list"),
-    };
-    vec![pending, dead]
 }

@@ -59,7 +59,11 @@ impl Cmd {
                 output::count(collected.sessions_removed, "empty session", "empty sessions"),
             );
         }
-        println!("database {} → {}", output::bytes(collected.bytes_before), output::bytes(collected.bytes_after));
+        println!(
+            "database {} → {}",
+            trae_mem::text::bytes(collected.bytes_before),
+            trae_mem::text::bytes(collected.bytes_after)
+        );
         Ok(())
     }
 }

@@ -65,14 +65,8 @@ impl Scope {
             let dir = self.project.clone().unwrap_or_else(|| env.cwd.clone());
             dir.canonicalize().with_context(|| format!("no project directory {}", dir.display()))?
         };
-        Ok(Target { root, global: self.global, bin: this_binary()? })
+        Ok(Target { root, global: self.global, bin: install::this_binary()? })
     }
-}
-
-/// This binary's absolute path: clients run hooks without the user's PATH.
-pub fn this_binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("cannot find the path of this trae-mem binary")?;
-    Ok(exe.canonicalize().unwrap_or(exe))
 }
 
 fn report(changes: &[Change], nothing: &str) {

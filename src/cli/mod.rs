@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod output;
 pub mod plugins;
 pub mod search;
+pub mod serve;
 pub mod sessions;
 pub mod show;
 pub mod spool;

@@ -66,10 +66,10 @@ impl Cmd {
         println!("{}", store.path().display());
         println!(
             "  database {} ({} in use, full-text index {}), write-ahead log {}",
-            output::bytes(stats.db_bytes),
-            output::bytes(stats.used_bytes),
-            output::bytes(stats.index_bytes),
-            output::bytes(stats.wal_bytes)
+            trae_mem::text::bytes(stats.db_bytes),
+            trae_mem::text::bytes(stats.used_bytes),
+            trae_mem::text::bytes(stats.index_bytes),
+            trae_mem::text::bytes(stats.wal_bytes)
         );
         println!(
             "  {}, {} ({} private), {}, {}",

@@ -239,9 +239,8 @@ impl<'a> Ingest<'a> {
         let event = &accepted.event;
         match event.kind {
             EventKind::SessionStart if settings.inject => {
-                let budget = CATCH_UP_BUDGET.min(Duration::from_millis(self.loaded.config.hook.deadline_ms) / 4);
-                summarize::catch_up(store, &self.loaded.home, project, session, settings.sessions, budget)?;
-                crate::recall::context::at_session_start(store, project, session, settings)
+                let budget = catch_up_budget(&self.loaded.config);
+                crate::recall::context::at_session_start(store, &self.loaded.home, project, session, settings, budget)
             }
             EventKind::UserPromptSubmit if settings.on_prompt => match event.prompt.as_deref() {
                 Some(prompt) => crate::recall::context::for_prompt(store, project, session, prompt, settings),
@@ -397,6 +396,11 @@ struct Stored {
 /// The most a session start spends bringing earlier sessions' summaries up
 /// to date (a quarter of the hook's deadline, if that is less).
 const CATCH_UP_BUDGET: Duration = Duration::from_millis(500);
+
+/// What a session start under `config` spends bringing summaries up to date.
+pub fn catch_up_budget(config: &crate::config::Config) -> Duration {
+    CATCH_UP_BUDGET.min(Duration::from_millis(config.hook.deadline_ms) / 4)
+}
 
 /// Whether these settings record this event. Session start and end always
 /// run: they carry identity, context and summaries.

@@ -16,7 +16,7 @@ mod json;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use file::{Action, Format, rewrite};
@@ -27,6 +27,12 @@ pub const CLIENTS: &[&str] = &["claude-code", "cursor", "codex", "gemini", "clin
 
 /// The key of trae-mem's MCP server entry.
 pub const MCP_SERVER: &str = "trae-mem";
+
+/// This binary's absolute path: clients run hooks without the user's PATH.
+pub fn this_binary() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot find the path of this trae-mem binary")?;
+    Ok(exe.canonicalize().unwrap_or(exe))
+}
 
 /// Gemini CLI's hook timeout, in milliseconds (its unit): the hook's own
 /// deadline is 3 s by default.

@@ -6,12 +6,16 @@
 //! The MCP server's `trae_mem_inject` uses the same code, optionally
 //! focused by a query whose best hits come first.
 
+use std::path::Path;
+use std::time::Duration;
+
 use anyhow::Result;
 
 use super::{query, rank};
 use crate::config::ContextSettings;
 use crate::store::snippet;
 use crate::store::{Filters, MARK_END, MARK_START, SearchHit, SearchRequest, Store};
+use crate::summarize;
 use crate::text::clip;
 use crate::timefmt;
 
@@ -33,13 +37,19 @@ pub const PROMPT_RELEVANCE: f64 = 0.5;
 const PROMPT_SESSIONS: usize = 100;
 
 /// Builds the context block for `project` at the start of session
-/// `current`, or `None` when there is no memory yet.
+/// `current`, or `None` when there is no memory yet. Stale summaries are
+/// first brought up to date, within `catch_up_budget`. The hook and the
+/// viewer's project page both call this, so the viewer shows exactly what
+/// the next session is told.
 pub fn at_session_start(
-    store: &Store,
+    store: &mut Store,
+    home: &Path,
     project: &str,
     current: Option<&str>,
     settings: &ContextSettings,
+    catch_up_budget: Duration,
 ) -> Result<Option<String>> {
+    summarize::catch_up(store, home, project, current, settings.sessions, catch_up_budget)?;
     build_focused(store, project, current, settings, None)
 }
 

@@ -32,7 +32,7 @@ pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel
 pub use search::{Filters, SearchHit, SearchRequest};
 pub use snippet::{MARK_END, MARK_START};
 pub use stats::Stats;
-pub use timeline::{Timeline, Told};
+pub use timeline::{Located, Timeline, Told};
 pub use transfer::{ExportRecord, ExternalKey, ImportReport};
 pub use write::{NewObservation, SessionKey, Writer};
 

@@ -71,23 +71,7 @@ impl Store {
             [],
             |r| r.get::<_, i64>(0),
         )? as u64;
-        let projects = self
-            .conn
-            .prepare(
-                "SELECT s.project_path, count(DISTINCT s.id), count(o.id), min(o.ts), max(o.ts)
-                 FROM sessions s LEFT JOIN observations o ON o.session_id = s.id
-                 GROUP BY s.project_path ORDER BY count(o.id) DESC, s.project_path",
-            )?
-            .query_map([], |r| {
-                Ok(ProjectStats {
-                    project: r.get(0)?,
-                    sessions: r.get::<_, i64>(1)? as u64,
-                    observations: r.get::<_, i64>(2)? as u64,
-                    oldest: r.get(3)?,
-                    newest: r.get(4)?,
-                })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+        let projects = self.projects()?;
         let kinds = self
             .conn
             .prepare("SELECT kind, count(*) FROM observations GROUP BY kind ORDER BY count(*) DESC, kind")?
@@ -120,6 +104,28 @@ pub fn file_size(db: &Path, suffix: &str) -> u64 {
 }
 
 impl Store {
+    /// Every project with its counts, the busiest first.
+    pub fn projects(&self) -> Result<Vec<ProjectStats>> {
+        let projects = self
+            .conn
+            .prepare_cached(
+                "SELECT s.project_path, count(DISTINCT s.id), count(o.id), min(o.ts), max(o.ts)
+                 FROM sessions s LEFT JOIN observations o ON o.session_id = s.id
+                 GROUP BY s.project_path ORDER BY count(o.id) DESC, s.project_path",
+            )?
+            .query_map([], |r| {
+                Ok(ProjectStats {
+                    project: r.get(0)?,
+                    sessions: r.get::<_, i64>(1)? as u64,
+                    observations: r.get::<_, i64>(2)? as u64,
+                    oldest: r.get(3)?,
+                    newest: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(projects)
+    }
+
     /// The database file's size in bytes.
     pub fn stats_file_bytes(&self) -> u64 {
         file_size(&self.path, "")

@@ -81,7 +81,49 @@ pub(super) fn session_observations(conn: &Connection, session_id: &str, reveal: 
     Ok(observations)
 }
 
+/// A public observation with its session's project: what a live feed shows.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub observation: Observation,
+    pub project: String,
+}
+
+fn located(row: &Row<'_>) -> rusqlite::Result<Located> {
+    Ok(Located { observation: observation(row, false)?, project: row.get(8)? })
+}
+
+const LOCATED_COLUMNS: &str =
+    "o.id, o.session_id, o.ts, o.kind, o.tool_name, o.content, o.private, o.tags_json, s.project_path";
+
 impl Store {
+    /// The highest observation id, private rows included; 0 when there is none.
+    pub fn newest_observation_id(&self) -> Result<i64> {
+        Ok(self.conn.query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| r.get(0))?)
+    }
+
+    /// The newest public observations, newest first, optionally of one project.
+    pub fn latest_observations(&self, project: Option<&str>, limit: usize) -> Result<Vec<Located>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {LOCATED_COLUMNS} FROM observations o JOIN sessions s ON s.id = o.session_id
+             WHERE o.private = 0 AND (?1 IS NULL OR s.project_path = ?1) ORDER BY o.id DESC LIMIT ?2"
+        ))?;
+        let rows = stmt.query_map(params![project, limit as i64], located)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// The public observations recorded after observation `after`, oldest
+    /// first, and the highest id looked at (private rows included), from
+    /// which to go on.
+    pub fn observations_after(&self, after: i64, limit: usize) -> Result<(Vec<Located>, i64)> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {LOCATED_COLUMNS} FROM observations o JOIN sessions s ON s.id = o.session_id
+             WHERE o.id > ?1 ORDER BY o.id LIMIT ?2"
+        ))?;
+        let rows = stmt.query_map(params![after, limit as i64], located)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        let last = rows.last().map_or(after, |r| r.observation.id);
+        Ok((rows.into_iter().filter(|r| !r.observation.private).collect(), last))
+    }
+
     /// The observations of the anchor's session within ±`window_minutes` of it.
     /// Private rows appear as `[PRIVATE]`.
     pub fn timeline(&self, anchor: i64, window_minutes: i64) -> Result<Timeline> {

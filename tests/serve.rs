@@ -1,0 +1,402 @@
+//! `trae-mem serve`, over real HTTP: the security checks (Host, token,
+//! origin, escaping, private rows), forget, the live stream while hooks
+//! write, and a new empty home. The browser tests are in `browser.rs`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::util::{Home, claude_code_hook};
+
+/// A running viewer, stopped when dropped.
+pub struct Viewer {
+    child: Child,
+    /// `127.0.0.1:port`
+    pub addr: String,
+    /// What it printed after its URL.
+    pub banner: Vec<String>,
+}
+
+/// An HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+impl Viewer {
+    /// Starts `trae-mem serve --port 0` in `home` and waits for its URL.
+    pub fn start(home: &Home) -> Self {
+        let mut child = home
+            .command(&["serve", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn trae-mem serve");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = lines.next().expect("serve printed nothing").unwrap();
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {first:?}"));
+        let addr = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+        // The banner's other lines, if any, come at once.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let _ = sender.send(line);
+            }
+        });
+        let mut banner = Vec::new();
+        while let Ok(line) = receiver.recv_timeout(Duration::from_millis(300)) {
+            banner.push(line);
+        }
+        Self { child, addr, banner }
+    }
+
+    /// Sends `request` (headers and body; `Host` and `Connection` are
+    /// added unless given) and reads the whole response.
+    pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Response {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect to the viewer");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut request = format!("{method} {path} HTTP/1.1\r\n");
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            request.push_str(&format!("Host: {}\r\n", self.addr));
+        }
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str(&format!("Connection: close\r\nContent-Length: {}\r\n\r\n{body}", body.len()));
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).expect("read the response");
+        parse(&String::from_utf8_lossy(&raw))
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.send("GET", path, &[], "")
+    }
+
+    /// A page that must answer 200.
+    #[track_caller]
+    pub fn page(&self, path: &str) -> String {
+        let response = self.get(path);
+        assert_eq!(response.status, 200, "GET {path}: {response:?}");
+        response.body
+    }
+
+    /// POSTs a form as the viewer's own page does: from its origin.
+    pub fn post_form(&self, path: &str, form: &str, origin: Option<&str>) -> Response {
+        let own = format!("http://{}", self.addr);
+        let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+        if let Some(origin) = origin.or(Some(&own)).filter(|o| !o.is_empty()) {
+            headers.push(("Origin", origin));
+        }
+        self.send("POST", path, &headers, form)
+    }
+
+    /// Opens the live stream; `next_event` reads from it.
+    pub fn events(&self, query: &str) -> BufReader<TcpStream> {
+        let mut stream = TcpStream::connect(&self.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let request =
+            format!("GET /events{query} HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n", self.addr);
+        stream.write_all(request.as_bytes()).unwrap();
+        BufReader::new(stream)
+    }
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads the stream until an event's data holds `needle` or `within` passes;
+/// returns every data line read.
+pub fn read_events_until(stream: &mut BufReader<TcpStream>, needle: &str, within: Duration) -> (bool, String) {
+    let started = Instant::now();
+    let mut seen = String::new();
+    while started.elapsed() < within {
+        let mut line = String::new();
+        match stream.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {
+                seen.push_str(&line);
+                if line.starts_with("data:") && line.contains(needle) {
+                    return (true, seen);
+                }
+            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e) => panic!("reading the live stream: {e}"),
+        }
+    }
+    (false, seen)
+}
+
+fn parse(raw: &str) -> Response {
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((raw, ""));
+    let mut lines = head.lines();
+    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect::<Vec<_>>();
+    // Chunked bodies are joined: the pages are HTML, chunk sizes are not.
+    let body = if headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v == "chunked") {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Response { status, headers, body }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// The project a test's prompts are filed under.
+fn project(home: &Home) -> String {
+    home.work().canonicalize().unwrap().display().to_string()
+}
+
+/// Records a prompt in session `sid` of the test's project.
+fn prompt(home: &Home, sid: &str, text: &str) {
+    let dir = project(home);
+    home.run_env(
+        &["hook"],
+        &[("CLAUDE_PROJECT_DIR", &dir)],
+        Some(&crate::util::claude_code_payload(sid, "UserPromptSubmit", json!({"prompt": text, "cwd": dir}))),
+    )
+    .ok();
+}
+
+/// The local id of the session a client named `sid`.
+fn session_of(home: &Home, sid: &str) -> String {
+    home.db().query_row("SELECT session_id FROM session_keys WHERE external_id = ?1", [sid], |r| r.get(0)).unwrap()
+}
+
+fn newest_id(home: &Home) -> i64 {
+    home.db().query_row("SELECT max(id) FROM observations", [], |r| r.get(0)).unwrap()
+}
+
+fn count(home: &Home, sql: &str) -> i64 {
+    home.db().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// The token a forget form carries, read off its confirmation page.
+fn token(viewer: &Viewer, target: &str) -> String {
+    let page = viewer.page(&format!("/forget?{target}"));
+    let at = page.find("name=\"token\" value=\"").expect("a token field") + "name=\"token\" value=\"".len();
+    page[at..].split('"').next().unwrap().to_owned()
+}
+
+#[test]
+fn a_new_home_is_served_and_says_how_to_install_a_client() {
+    let home = Home::new();
+    let viewer = Viewer::start(&home);
+    assert!(viewer.banner.iter().any(|l| l.contains("trae-mem install claude-code")), "{:?}", viewer.banner);
+    let live = viewer.page("/");
+    assert!(live.contains("Nothing recorded yet") && live.contains("trae-mem install claude-code"), "{live}");
+    for path in ["/search?q=anything", "/projects", "/health"] {
+        viewer.page(path);
+    }
+    assert_eq!(viewer.get("/observation/1").status, 404);
+    assert_eq!(viewer.get("/nowhere").status, 404);
+}
+
+#[test]
+fn another_host_is_refused_and_pages_carry_a_strict_policy() {
+    let home = Home::new();
+    let viewer = Viewer::start(&home);
+    for host in ["evil.example", "evil.example:80", "localhost.evil.example"] {
+        let refused = viewer.send("GET", "/", &[("Host", host)], "");
+        assert_eq!(refused.status, 421, "Host {host}: {refused:?}");
+        assert!(!refused.body.contains("<html"), "{refused:?}");
+    }
+    let port = viewer.addr.rsplit(':').next().unwrap();
+    let rebound = viewer.send("GET", "/", &[("Host", &format!("rebind.example:{port}"))], "");
+    assert_eq!(rebound.status, 421, "{rebound:?}");
+    let by_name = viewer.send("GET", "/", &[("Host", &format!("localhost:{port}"))], "");
+    assert_eq!(by_name.status, 200, "{by_name:?}");
+    let csp = by_name.header("content-security-policy").expect("a Content-Security-Policy");
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert_eq!(by_name.header("x-frame-options"), Some("DENY"));
+}
+
+#[test]
+fn forget_needs_this_processs_token_and_its_origin() {
+    let home = Home::new();
+    prompt(&home, "s-forget", "remember the flaky parser fix");
+    prompt(&home, "s-forget", "and the second thing");
+    let id = newest_id(&home);
+    let viewer = Viewer::start(&home);
+    let token = token(&viewer, &format!("observation={id}"));
+    let remaining = || count(&home, &format!("SELECT count(*) FROM observations WHERE id = {id}"));
+
+    let without_token = viewer.post_form("/forget", &format!("observation={id}"), None);
+    assert_eq!(without_token.status, 403, "{without_token:?}");
+    let wrong_token = viewer.post_form("/forget", &format!("token=0{}&observation={id}", &token[1..]), None);
+    assert_eq!(wrong_token.status, 403, "{wrong_token:?}");
+    let cross_origin =
+        viewer.post_form("/forget", &format!("token={token}&observation={id}"), Some("http://evil.example"));
+    assert_eq!(cross_origin.status, 403, "{cross_origin:?}");
+    let no_origin = viewer.post_form("/forget", &format!("token={token}&observation={id}"), Some(""));
+    assert_eq!(no_origin.status, 403, "{no_origin:?}");
+    assert_eq!(remaining(), 1, "a refused forget deleted the row");
+
+    let done = viewer.post_form("/forget", &format!("token={token}&observation={id}"), None);
+    assert_eq!(done.status, 200, "{done:?}");
+    assert!(done.body.contains("1 observation(s) forgotten"), "{}", done.body);
+    assert_eq!(remaining(), 0);
+    assert!(!viewer.page("/search?q=second+thing").contains("class=\"hit\""));
+    assert_eq!(viewer.get(&format!("/observation/{id}")).status, 404);
+    // The whole session, from its page's link.
+    let sid = session_of(&home, "s-forget");
+    let session = viewer.page(&format!("/session/{sid}"));
+    assert!(session.contains("flaky parser"), "{session}");
+    let token = crate::serve::token(&viewer, &format!("session={sid}"));
+    let done = viewer.post_form("/forget", &format!("token={token}&session={sid}"), None);
+    assert!(done.body.contains("1 session(s) removed"), "{}", done.body);
+    assert_eq!(count(&home, "SELECT count(*) FROM sessions"), 0);
+    assert_eq!(count(&home, "SELECT count(*) FROM tombstones WHERE kind = 'session'"), 1);
+}
+
+/// Text that would run as script if a page put it in as markup.
+const HOSTILE: &str = "<script>alert('xss')</script> <img src=x onerror=alert(1)> \"><svg onload=alert(2)>";
+
+#[test]
+fn stored_markup_is_shown_as_text_on_every_page_and_in_the_stream() {
+    let home = Home::new();
+    let viewer = Viewer::start(&home);
+    let mut stream = viewer.events("?after=0");
+    prompt(&home, "s-xss", &format!("hostile prompt {HOSTILE}"));
+    let dir = project(&home);
+    claude_code_hook(
+        &home,
+        "s-xss",
+        "PostToolUse",
+        json!({"cwd": dir, "tool_name": "Bash", "tool_input": {"command": "cat page.html"}, "tool_response": {"stdout": HOSTILE}}),
+    )
+    .ok();
+    let id = newest_id(&home);
+    let (arrived, streamed) = read_events_until(&mut stream, "hostile prompt", Duration::from_secs(10));
+    assert!(arrived, "the prompt never reached the live stream:\n{streamed}");
+    let pages = [
+        "/".to_owned(),
+        "/search?q=alert".to_owned(),
+        "/search?q=alert&fragment=true".to_owned(),
+        format!("/session/{}", session_of(&home, "s-xss")),
+        format!("/observation/{id}"),
+        format!("/forget?observation={id}"),
+        format!("/project?path={}", trae_mem_encode(&dir)),
+    ];
+    for (path, body) in pages.iter().map(|p| (p.as_str(), viewer.page(p))).chain([("/events", streamed)]) {
+        for live_markup in ["<script>alert", "<img src=x", "<svg onload"] {
+            assert!(!body.contains(live_markup), "{path} holds live markup {live_markup:?}:\n{body}");
+        }
+        // Search marks its matches, so there the escaped text is split.
+        let escaped = if path.starts_with("/search") { "&lt;script&gt;" } else { "&lt;script&gt;alert(" };
+        assert!(body.contains(escaped), "{path} lost the text:\n{body}");
+    }
+}
+
+#[test]
+fn private_rows_appear_on_no_page_and_in_no_stream() {
+    let home = Home::new();
+    let viewer = Viewer::start(&home);
+    let mut stream = viewer.events("?after=0");
+    prompt(&home, "s-private", "<private>the whole of this prompt is private</private>");
+    let private_id = newest_id(&home);
+    assert_eq!(count(&home, &format!("SELECT private FROM observations WHERE id = {private_id}")), 1);
+    prompt(&home, "s-private", "a public prompt after it");
+    let public_id = newest_id(&home);
+    let (arrived, streamed) = read_events_until(&mut stream, "a public prompt", Duration::from_secs(10));
+    assert!(arrived, "{streamed}");
+    let dir = project(&home);
+    let marker = format!("data-id=\"{private_id}\"");
+    for path in [
+        "/".to_owned(),
+        "/search".to_owned(),
+        "/search?q=private".to_owned(),
+        format!("/session/{}", session_of(&home, "s-private")),
+        format!("/observation/{public_id}"),
+        format!("/project?path={}", trae_mem_encode(&dir)),
+    ] {
+        let body = viewer.page(&path);
+        assert!(!body.contains(&marker) && !body.contains("[PRIVATE]"), "{path} shows the private row:\n{body}");
+        assert!(!body.contains(&format!("#{private_id}<")), "{path} links the private row:\n{body}");
+    }
+    assert!(!streamed.contains(&marker) && !streamed.contains("[PRIVATE]"), "{streamed}");
+    assert_eq!(viewer.get(&format!("/observation/{private_id}")).status, 404);
+    assert_eq!(viewer.get(&format!("/forget?observation={private_id}")).status, 404);
+}
+
+#[test]
+fn the_viewer_serves_while_hooks_write_and_streams_every_new_observation() {
+    let home = Home::new();
+    prompt(&home, "s-first", "before the viewer started");
+    let viewer = Viewer::start(&home);
+    let after = newest_id(&home);
+    let mut stream = viewer.events(&format!("?after={after}"));
+    let writers = [0, 1, 2, 3];
+    std::thread::scope(|scope| {
+        for w in &writers {
+            let home = &home;
+            scope.spawn(move || {
+                for i in 0..10 {
+                    prompt(home, &format!("s-writer-{w}"), &format!("writer {w} prompt {i} zebra"));
+                }
+            });
+        }
+        scope.spawn(|| {
+            for _ in 0..10 {
+                viewer.page("/");
+                viewer.page("/search?q=zebra");
+            }
+        });
+    });
+    assert_eq!(count(&home, "SELECT count(*) FROM observations WHERE content LIKE '%zebra'"), 40);
+    let mut streamed = String::new();
+    for w in &writers {
+        for i in 0..10 {
+            let needle = format!("writer {w} prompt {i} zebra");
+            if !streamed.contains(&needle) {
+                let (arrived, more) = read_events_until(&mut stream, &needle, Duration::from_secs(10));
+                streamed.push_str(&more);
+                assert!(arrived, "{needle} never reached the live stream:\n{streamed}");
+            }
+        }
+    }
+    assert!(!streamed.contains("before the viewer started"), "the stream repeated what the page showed");
+    assert!(viewer.page("/search?q=zebra").contains("zebra"));
+}
+
+/// Percent-encodes a query value as the viewer's links do.
+fn trae_mem_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
