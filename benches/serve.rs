@@ -45,10 +45,13 @@ fn main() -> anyhow::Result<()> {
         server.get(&search_path(query))?;
     }
     let (mut floor, mut live, mut search) = (Vec::new(), Vec::new(), Vec::new());
+    let mut by_query = vec![Vec::new(); QUERIES.len()];
     for round in 0..rounds {
         floor.push(server.get("/assets/app.css")?);
         live.push(server.get("/")?);
-        search.push(server.get(&search_path(QUERIES[round % QUERIES.len()]))?);
+        let ms = server.get(&search_path(QUERIES[round % QUERIES.len()]))?;
+        search.push(ms);
+        by_query[round % QUERIES.len()].push(ms);
     }
     let floor_p50 = percentile(&mut floor, 50.0);
     println!("{rounds} rounds, interleaved; milliseconds at the client, over loopback");
@@ -61,6 +64,10 @@ fn main() -> anyhow::Result<()> {
             percentile(times, 100.0),
             p50 / floor_p50
         );
+    }
+
+    for (query, times) in QUERIES.iter().zip(&mut by_query).filter(|(_, t)| !t.is_empty()) {
+        println!("    search {query:<30?} p50 {:6.2}", percentile(times, 50.0));
     }
 
     let mut arrivals = Vec::new();
@@ -98,6 +105,9 @@ fn live_arrival(server: &Server, exe: &Path, home: &Path, i: usize) -> anyhow::R
     while reader.read_line(&mut line)? > 2 {
         line.clear();
     }
+    // At a random point of the watcher's cycle, or every run would fall
+    // at the same point of it.
+    std::thread::sleep(Duration::from_millis(fastrand::u64(0..250)));
     let marker = format!("benchmark-arrival-{i}-{}", std::process::id());
     let payload = json!({
         "session_id": "bench-live", "transcript_path": "/tmp/bench-live.jsonl", "cwd": home,

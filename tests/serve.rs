@@ -338,6 +338,8 @@ fn private_rows_appear_on_no_page_and_in_no_stream() {
     let marker = format!("data-id=\"{private_id}\"");
     for path in [
         "/".to_owned(),
+        "/projects".to_owned(),
+        "/health".to_owned(),
         "/search".to_owned(),
         "/search?q=private".to_owned(),
         format!("/session/{}", session_of(&home, "s-private")),

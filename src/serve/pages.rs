@@ -184,15 +184,15 @@ pub async fn search(State(app): State<Arc<App>>, Query(params): Query<SearchPara
         if params.fragment {
             return Ok(Html(results.into_string()));
         }
-        let projects = store.projects()?;
+        let projects = store.project_names()?;
         let body = html! {
             h1 { "Search" }
             form.search #search action="/search" method="get" {
                 input #q type="search" name="q" value=(params.q) placeholder="words, an error, a path…" autofocus;
                 select name="project" {
                     option value="" { "every project" }
-                    @for p in &projects {
-                        option value=(p.project) selected[params.project.as_deref() == Some(p.project.as_str())] { (p.project) }
+                    @for project in &projects {
+                        option value=(project) selected[params.project.as_deref() == Some(project.as_str())] { (project) }
                     }
                 }
                 select name="kind" {
