@@ -18,6 +18,7 @@ pub struct Viewer {
     pub addr: String,
     /// What it printed after its URL.
     pub banner: Vec<String>,
+    stderr: std::path::PathBuf,
 }
 
 /// An HTTP response.
@@ -37,10 +38,16 @@ impl Response {
 impl Viewer {
     /// Starts `trae-mem serve --port 0` in `home` and waits for its URL.
     pub fn start(home: &Home) -> Self {
+        Self::start_with(home, &["--port", "0"])
+    }
+
+    /// Starts `trae-mem serve ARGS`; its stderr goes to `stderr()`.
+    pub fn start_with(home: &Home, args: &[&str]) -> Self {
+        let stderr = std::fs::File::create(home.home().join("serve.stderr")).unwrap();
         let mut child = home
-            .command(&["serve", "--port", "0"])
+            .command(&[&["serve"], args].concat())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("spawn trae-mem serve");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -61,7 +68,12 @@ impl Viewer {
         while let Ok(line) = receiver.recv_timeout(Duration::from_millis(300)) {
             banner.push(line);
         }
-        Self { child, addr, banner }
+        Self { child, addr, banner, stderr: home.home().join("serve.stderr") }
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
     /// Sends `request` (headers and body; `Host` and `Connection` are
@@ -223,6 +235,28 @@ fn a_new_home_is_served_and_says_how_to_install_a_client() {
     }
     assert_eq!(viewer.get("/observation/1").status, 404);
     assert_eq!(viewer.get("/nowhere").status, 404);
+}
+
+#[test]
+fn a_busy_default_port_gives_way_to_a_free_one_and_other_addresses_are_warned_about() {
+    let home = Home::new();
+    // Taken by this test, or already by something else: taken either way.
+    let _holder = std::net::TcpListener::bind(("127.0.0.1", 37711));
+    let viewer = Viewer::start_with(&home, &[]);
+    assert!(!viewer.addr.ends_with(":37711"), "{}", viewer.addr);
+    assert!(viewer.stderr().contains("port 37711 is taken"), "{}", viewer.stderr());
+    viewer.page("/");
+    assert!(!viewer.stderr().contains("warning"), "{}", viewer.stderr());
+
+    let wide = Viewer::start_with(&home, &["--port", "0", "--listen", "0.0.0.0"]);
+    assert!(wide.stderr().contains("warning: listening on 0.0.0.0"), "{}", wide.stderr());
+    let port = wide.addr.rsplit(':').next().unwrap();
+    let by_ip = wide.send("GET", "/", &[("Host", &format!("127.0.0.1:{port}"))], "");
+    assert_eq!(by_ip.status, 200, "{by_ip:?}");
+
+    let explicit = home.run(&["serve", "--port", &viewer.addr.rsplit(':').next().unwrap().to_owned()], None);
+    assert_eq!(explicit.code, 1, "{explicit}");
+    assert!(explicit.stderr.contains("cannot listen on 127.0.0.1:"), "{explicit}");
 }
 
 #[test]
