@@ -171,20 +171,35 @@ fn clients(cwd: &Path) -> Vec<Check> {
             let Ok(found) = install::find(client, &target) else { continue };
             let flag = if *global { " --global" } else { "" };
             let name = format!("client {client}{}", if *global { " (global)" } else { "" });
-            let stale: Vec<String> = found
-                .iter()
-                .filter(|f| std::path::Path::new(&f.binary) != bin)
-                .map(|f| format!("{} runs {}", f.path.display(), f.binary))
-                .collect();
-            if !stale.is_empty() {
-                checks.push(Check::problem(
-                    &name,
-                    format!("{}, not this binary ({})", stale.join("; "), bin.display()),
-                    format!("trae-mem install {client}{flag}"),
-                ));
-            } else if let Some(first) = found.first() {
-                checks.push(Check::ok(&name, format!("installed in {}", first.path.display())));
+            if found.is_empty() {
+                continue;
             }
+            let mut problems = Vec::new();
+            let mut others = Vec::new();
+            for f in &found {
+                match runs(&f.binary) {
+                    Err(why) => problems.push(format!("{} runs {}, which {why}", f.path.display(), f.binary)),
+                    Ok(runs) if runs.path != bin => {
+                        others.push(format!("{} runs {} ({})", f.path.display(), runs.path.display(), runs.version))
+                    }
+                    Ok(_) => {}
+                }
+            }
+            let fix = format!("trae-mem install {client}{flag}");
+            let check = if !problems.is_empty() {
+                Check::problem(&name, problems.join("; "), fix)
+            } else if others.is_empty() {
+                Check::ok(&name, format!("installed in {}", found[0].path.display()))
+            } else {
+                // Another copy that works is no problem: a user may keep two.
+                let detail =
+                    format!("{}; this is {} ({})", others.join("; "), bin.display(), env!("CARGO_PKG_VERSION"));
+                match others.iter().all(|o| o.ends_with(&format!("(trae-mem {})", env!("CARGO_PKG_VERSION")))) {
+                    true => Check::ok(&name, detail),
+                    false => Check::warning(&name, detail, fix),
+                }
+            };
+            checks.push(check);
         }
     }
     if checks.is_empty() {
@@ -195,6 +210,35 @@ fn clients(cwd: &Path) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// A trae-mem binary a client's config runs, found and asked its version.
+struct Runs {
+    path: std::path::PathBuf,
+    version: String,
+}
+
+/// Finds the binary a hook command names (by its path, or on `PATH` for a
+/// bare name) and runs `--version`; or says why it cannot run.
+fn runs(binary: &str) -> Result<Runs, String> {
+    let named = Path::new(binary);
+    let path = if named.components().count() > 1 {
+        named.to_owned()
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let found = std::env::split_paths(&path).map(|dir| dir.join(binary)).find(|p| p.is_file());
+        found.ok_or_else(|| "is not on PATH".to_owned())?
+    };
+    if !path.is_file() {
+        return Err("does not exist".to_owned());
+    }
+    let path = path.canonicalize().unwrap_or(path);
+    let output = std::process::Command::new(&path).arg("--version").output().map_err(|e| format!("cannot run: {e}"))?;
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if !output.status.success() || !version.starts_with("trae-mem ") {
+        return Err(format!("does not answer --version as trae-mem does ({})", output.status));
+    }
+    Ok(Runs { path, version })
 }
 
 fn spool(loaded: &Loaded) -> Vec<Check> {

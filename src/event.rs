@@ -64,6 +64,9 @@ pub struct Event {
     pub source: Option<String>,
     pub prompt: Option<String>,
     pub tool_name: Option<String>,
+    /// The client's id of one tool call, the same in its PreToolUse and
+    /// PostToolUse (Claude Code and Codex send it).
+    pub tool_use_id: Option<String>,
     pub tool_input: Option<Value>,
     pub tool_response: Option<Value>,
     pub error: Option<String>,
@@ -86,6 +89,7 @@ impl Event {
             source: None,
             prompt: None,
             tool_name: None,
+            tool_use_id: None,
             tool_input: None,
             tool_response: None,
             error: None,

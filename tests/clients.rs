@@ -133,7 +133,7 @@ fn codex_payloads_become_events_and_context_is_hook_specific_output() {
         rows(&home),
         vec![
             row("user", None, "add a retry"),
-            row("note", Some("Bash"), "about to run Bash, input={\"command\":\"cargo test\"}"),
+            // The PreToolUse note gave way to the call's result: one call, one memory.
             row("tool", Some("Bash"), "cargo test\n→ test result: ok"),
             row("note", None, "stop: turn ended"),
             row("response", None, "Retry added."),
@@ -167,7 +167,10 @@ fn gemini_payloads_become_events_and_stdout_is_json_only() {
     let call = json!({"tool_name": "run_shell_command", "tool_input": {"command": "cargo check"}});
     hook(&home, "gemini", &gemini("BeforeTool", &home, call.clone())).ok();
     let mut ok = call.clone();
-    ok["tool_response"] = json!({"llmContent": "Finished dev", "returnDisplay": "Finished dev", "error": null});
+    // As Gemini CLI 0.61 sends a shell result: the model's copy wrapped, the user's clean.
+    ok["tool_response"] = json!({
+        "llmContent": "<untrusted_context>\nOutput: Finished dev\nProcess Group PGID: 4242\n</untrusted_context>",
+        "returnDisplay": "Finished dev", "error": null});
     hook(&home, "gemini", &gemini("AfterTool", &home, ok)).ok();
     let mut failed = call;
     failed["tool_response"] = json!({"llmContent": "", "returnDisplay": "", "error": "exit 101"});

@@ -108,3 +108,64 @@ fn a_client_config_for_another_binary_and_a_spool_backlog_are_problems() {
     let after = home.run(&["doctor", "--json"], None);
     assert_eq!(check(&after.json(), "client claude-code")["ok"], true, "{after}");
 }
+
+/// The README's "Use with Claude Code" hooks, pasted by hand.
+const MANUAL_HOOKS: &str = r#"{"hooks": {
+  "SessionStart": [{"hooks": [{"type": "command", "command": "trae-mem hook --event SessionStart"}]}],
+  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "trae-mem hook --event UserPromptSubmit"}]}],
+  "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "trae-mem hook --event PostToolUse"}]}],
+  "Stop": [{"hooks": [{"type": "command", "command": "echo the user's own hook"}]}]
+}}"#;
+
+#[test]
+fn hand_written_hooks_are_recognised_and_install_replaces_them() {
+    let home = Home::new();
+    let settings = home.work().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, MANUAL_HOOKS).unwrap();
+    // `trae-mem` on PATH is this binary.
+    let bin_dir = std::path::Path::new(crate::util::bin()).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let run = home.run_env(&["doctor", "--json"], &[("PATH", &path)], None);
+    let client = check(&run.json(), "client claude-code").clone();
+    assert_eq!(client["ok"], true, "{run}");
+
+    home.run(&["install", "claude-code"], None).ok();
+    let installed: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    for (event, entries) in installed["hooks"].as_object().unwrap() {
+        let commands: Vec<&str> = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|e| e["hooks"].as_array().unwrap())
+            .map(|h| h["command"].as_str().unwrap())
+            .collect();
+        let ours = commands.iter().filter(|c| c.contains("trae-mem")).count();
+        assert_eq!(ours, 1, "{event} would run trae-mem {ours} times: {commands:?}");
+        if event == "Stop" {
+            assert!(commands.contains(&"echo the user's own hook"), "{commands:?}");
+        }
+    }
+}
+
+#[test]
+fn hooks_that_run_another_working_copy_are_no_problem_but_a_broken_one_is() {
+    let home = healthy();
+    let settings = home.work().join(".claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let bin = std::path::Path::new(crate::util::bin()).canonicalize().unwrap();
+    let copy = home.work().join("other/trae-mem");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&bin, &copy).unwrap();
+    std::fs::write(&settings, text.replace(&bin.display().to_string(), &copy.display().to_string())).unwrap();
+    let run = home.run(&["doctor", "--json"], None).ok();
+    let client = check(&run.json(), "client claude-code").clone();
+    let detail = client["detail"].as_str().unwrap();
+    assert!(detail.contains(&copy.display().to_string()) && detail.contains("trae-mem 0."), "{run}");
+
+    std::fs::write(&copy, "#!/bin/sh\nexit 3\n").unwrap();
+    let run = home.run(&["doctor", "--json"], None).code(1);
+    let client = check(&run.json(), "client claude-code").clone();
+    assert_eq!(client["ok"], false, "{run}");
+    assert!(client["detail"].as_str().unwrap().contains("does not answer --version"), "{run}");
+}

@@ -219,4 +219,12 @@ fn the_demo_recalls_what_it_replayed() {
     let run = Home::new().run(&["demo"], None).ok();
     assert!(run.stdout.contains("== Explore it yourself"), "{run}");
     assert!(run.stdout.contains("database"), "{run}");
+    // The commands it ends with run as printed, with nothing installed on PATH.
+    let explore = run.stdout.split("== Explore it yourself").nth(1).unwrap();
+    let search = explore.lines().find(|l| l.contains(" search ")).unwrap_or_else(|| panic!("{run}"));
+    let mut shell = std::process::Command::new("sh");
+    shell.args(["-c", search.trim()]).env("PATH", "/usr/bin:/bin");
+    let again = crate::util::run_command(shell, &["sh", "-c", search.trim()], None);
+    assert_eq!(again.code, 0, "{again}");
+    assert!(again.stdout.contains("busy"), "{again}");
 }

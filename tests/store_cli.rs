@@ -1112,3 +1112,15 @@ fn the_database_is_owner_only_and_in_wal_mode() {
     let db_mode = std::fs::metadata(fresh.join("trae-mem.db")).unwrap().permissions().mode();
     assert_eq!(db_mode & 0o777, 0o600, "{db_mode:o}");
 }
+
+#[test]
+fn sessions_of_a_project_without_any_names_the_project_and_the_others() {
+    let home = Home::new();
+    crate::util::claude_code_hook(&home, "s1", "UserPromptSubmit", serde_json::json!({"prompt": "hello"})).ok();
+    let empty = home.work().join("elsewhere");
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = home.run(&["sessions", "--project", empty.to_str().unwrap()], None).ok();
+    let resolved = empty.canonicalize().unwrap();
+    assert!(run.stderr.contains(&format!("project {} has no sessions", resolved.display())), "{run}");
+    assert!(run.stderr.contains("1 other project has some"), "{run}");
+}

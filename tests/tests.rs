@@ -3,6 +3,7 @@
 mod util;
 
 mod browser;
+mod capture;
 mod clients;
 mod doctor;
 mod forget;

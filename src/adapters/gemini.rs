@@ -32,10 +32,23 @@ struct Wire {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ToolResponse {
-    /// What the model saw: the output worth remembering.
+    /// What the model saw; for a shell command, wrapped in
+    /// `<untrusted_context>` with the process group and exit code.
     llm_content: Option<Value>,
+    /// What the user saw: a shell command's clean output.
     return_display: Option<Value>,
     error: Option<Value>,
+}
+
+impl ToolResponse {
+    /// The output worth remembering: what the user saw when it is text,
+    /// else what the model saw.
+    fn output(self) -> Option<Value> {
+        match self.return_display {
+            Some(Value::String(shown)) if !shown.trim().is_empty() => Some(Value::String(shown)),
+            _ => self.llm_content,
+        }
+    }
 }
 
 pub struct Gemini;
@@ -59,8 +72,8 @@ impl Adapter for Gemini {
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {
         let wire: Wire = wire(&payload)?;
         let name = event_name(event, wire.hook_event_name, "hook_event_name")?;
-        let response = wire.tool_response.unwrap_or_default();
-        let error = response.error.filter(|e| !e.is_null()).map(as_text);
+        let mut response = wire.tool_response.unwrap_or_default();
+        let error = response.error.take().filter(|e| !e.is_null()).map(as_text);
         let kind = kind(&name, error.is_some());
         Ok(Event {
             session_id: wire.session_id,
@@ -69,7 +82,7 @@ impl Adapter for Gemini {
             prompt: wire.prompt,
             tool_name: wire.tool_name,
             tool_input: wire.tool_input,
-            tool_response: response.llm_content.or(response.return_display),
+            tool_response: response.output(),
             error,
             final_answer: wire.prompt_response,
             reason: wire.reason,

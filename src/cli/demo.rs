@@ -77,8 +77,12 @@ impl Cmd {
         println!("{}", out["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default());
 
         heading("Explore it yourself", c);
-        println!("  trae-mem --home {} search \"busy timeout\"", home.display());
-        println!("  trae-mem --home {} sessions", home.display());
+        // As they run before anything is installed: this binary, by its path.
+        let prefix =
+            format!("{} --home {}", trae_mem::install::shell_quote(&exe), trae_mem::install::shell_quote(&home));
+        println!("  {prefix} search \"busy timeout\"");
+        println!("  {prefix} sessions");
+        println!("  {prefix} serve --open      # the web viewer");
         Ok(())
     }
 }

@@ -24,12 +24,23 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_existing()?;
-        let sessions = store.sessions(project_arg(self.project.as_deref())?.as_deref(), self.limit)?;
+        let project = project_arg(self.project.as_deref())?;
+        let sessions = store.sessions(project.as_deref(), self.limit)?;
         if self.json {
             return output::json(&sessions);
         }
         if sessions.is_empty() {
-            eprintln!("no sessions yet: `trae-mem demo` records one");
+            let others = store.project_names()?.len();
+            match project {
+                Some(project) if others > 0 => eprintln!(
+                    "project {project} has no sessions; {} other project{} {} (`trae-mem sessions` lists them all)",
+                    others,
+                    if others == 1 { "" } else { "s" },
+                    if others == 1 { "has some" } else { "have some" }
+                ),
+                Some(project) => eprintln!("project {project} has no sessions, nor does any other yet"),
+                None => eprintln!("no sessions yet: `trae-mem demo` records one"),
+            }
             return Ok(());
         }
         let colour = output::colour();

@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 use super::Note;
 use super::plugged::PluginWork;
@@ -109,8 +110,24 @@ pub fn record(
     let meta = json!({"client": event.client, "external_id": external_id});
     let (session_id, _) = writer.resolve_session(key, at, &meta)?;
 
-    for draft in drafts(event, capture, plugins) {
-        draft.write(writer, &session_id, at)?;
+    let drafts = drafts(event, capture, plugins);
+    let fresh = drafts.is_empty()
+        || writer.claim_content(&content_key(event, &session_id, &drafts), at, DUPLICATE_WINDOW_MS)?;
+    if fresh {
+        let tool_use_id = event.tool_use_id.as_deref();
+        if let Some(tool_use_id) = tool_use_id
+            && matches!(event.kind, EventKind::PostToolUse | EventKind::PostToolUseFailure)
+        {
+            writer.supersede_tool_note(&session_id, tool_use_id)?;
+        }
+        for draft in drafts {
+            let observation = draft.write(writer, &session_id, at)?;
+            if let Some(tool_use_id) = tool_use_id
+                && event.kind == EventKind::PreToolUse
+            {
+                writer.hold_tool_note(&session_id, tool_use_id, observation)?;
+            }
+        }
     }
 
     match &event.kind {
@@ -127,6 +144,43 @@ pub fn record(
     }
     Ok(Some(session_id))
 }
+
+/// The same content recorded again in a session within this long is one
+/// event delivered twice (a hook configured both globally and in the
+/// project, say), and stored once.
+const DUPLICATE_WINDOW_MS: i64 = 10_000;
+
+/// What makes an event the same as another: its tool call's id where the
+/// client sends one, or else what it would store.
+fn content_key(event: &Event, session_id: &str, drafts: &[Draft]) -> Vec<u8> {
+    let mut hash = Sha256::new();
+    for part in [session_id, event.kind.name()] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    match &event.tool_use_id {
+        Some(tool_use_id) => hash.update(tool_use_id.as_bytes()),
+        None => {
+            for draft in drafts {
+                for part in [draft.kind.as_str(), draft.tool.as_deref().unwrap_or_default(), &draft.content] {
+                    hash.update(part.as_bytes());
+                    hash.update([0]);
+                }
+            }
+        }
+    }
+    hash.finalize().to_vec()
+}
+
+/// Whether a tool is one of trae-mem's own MCP tools, whatever prefix the
+/// client gives it (`mcp__trae-mem__trae_mem_search` in Claude Code,
+/// `mcp__trae_mem__…` in Codex, the bare name elsewhere).
+fn is_own_tool(name: &str) -> bool {
+    name.rsplit("__").next().is_some_and(|tool| tool.starts_with("trae_mem_"))
+}
+
+/// The characters of the note that stands for a call of trae-mem's own tools.
+const OWN_TOOL_CHARS: usize = 300;
 
 /// Adds one drafted observation to a session, as the event `id`. Returns the
 /// observation's id.
@@ -149,6 +203,13 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
                 event.tool_input.as_ref().map_or_else(|| "null".to_owned(), |v| clip_json(v, capture.pre_tool_chars));
             let text = format!("about to run {}, input={json}", tool.unwrap_or("a tool"));
             vec![Draft::new(Kind::Note, tool, clip(&text, capture.pre_tool_chars))]
+        }
+        // Memory must not feed on itself: a search of it, stored with its
+        // results, would be found by the next search as a copy of old
+        // memories. What was asked is kept, not what came back.
+        EventKind::PostToolUse if tool.is_some_and(is_own_tool) => {
+            let text = format!("asked trae-mem's memory: {}", input(OWN_TOOL_CHARS));
+            vec![Draft::new(Kind::Note, tool, clip(&text, OWN_TOOL_CHARS))]
         }
         EventKind::PostToolUse => {
             let (response, sampled_by) = match &plugins.sampled {

@@ -61,8 +61,8 @@ pub fn entry_commands(entry: &Value) -> Vec<&str> {
     own.into_iter().chain(nested.filter_map(|h| h.get("command").and_then(Value::as_str))).collect()
 }
 
-/// Whether trae-mem's install added this entry: all its commands run a
-/// `trae-mem hook --client …`.
+/// Whether this entry is trae-mem's: all its commands run `trae-mem hook`
+/// (install's, or one written by hand).
 fn is_ours(entry: &Value) -> bool {
     let commands = entry_commands(entry);
     !commands.is_empty() && commands.iter().all(|c| command_binary(c).is_some())

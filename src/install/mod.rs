@@ -2,9 +2,11 @@
 //! registration) each client needs, merged into the user's own config.
 //!
 //! What install adds is recognisable by itself, so uninstall removes
-//! exactly that: hook commands that run `<…>/trae-mem hook --client …`
-//! (a hand-written `trae-mem hook` without `--client` is the user's), the
+//! exactly that: hook commands that run `<…>/trae-mem hook …`, the
 //! `trae-mem` MCP server entry, and Cline scripts that carry a marker line.
+//! A `trae-mem hook` written by hand (the README's JSON) counts as
+//! trae-mem's too, so install replaces it rather than adding a second hook
+//! that would store every event twice.
 //! Each file is backed up once, before its first change, as
 //! `<file>.trae-mem.bak`; uninstall puts those bytes back when the config
 //! means what it meant before.
@@ -258,7 +260,7 @@ fn hook_entry(kind: Kind, client: &str, event: &str, bin: &Path) -> Value {
 }
 
 /// A path as one shell word: quoted when it holds anything a shell reads.
-fn shell_quote(path: &Path) -> String {
+pub fn shell_quote(path: &Path) -> String {
     let text = path.to_string_lossy();
     if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
         text.into_owned()
@@ -267,8 +269,10 @@ fn shell_quote(path: &Path) -> String {
     }
 }
 
-/// The binary of a command that install wrote (`<bin> hook --client …`),
-/// or None for any other command.
+/// The binary of a command that runs `trae-mem hook`: the one install
+/// writes (`<bin> hook --client …`), or one written by hand, by any path
+/// (`trae-mem hook --event SessionStart`, as the README shows). None for
+/// any other command.
 fn command_binary(command: &str) -> Option<String> {
     let (bin, rest) = match command.strip_prefix('\'') {
         Some(quoted) => {
@@ -280,6 +284,7 @@ fn command_binary(command: &str) -> Option<String> {
             (bin.to_owned(), &command[bin.len()..])
         }
     };
-    let _ = rest.strip_prefix(' ')?.strip_prefix("hook --client ")?;
-    (Path::new(&bin).file_name()? == "trae-mem").then_some(bin)
+    let arguments = rest.strip_prefix(' ')?;
+    let runs_hook = arguments == "hook" || arguments.starts_with("hook ");
+    (runs_hook && Path::new(&bin).file_name()? == "trae-mem").then_some(bin)
 }

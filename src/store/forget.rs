@@ -324,7 +324,7 @@ impl Store {
 
 /// Deletes one observation and its index entry; returns its session, or
 /// `None` when there was no such row. With `tombstone_at`, buries it.
-fn delete_observation(
+pub(super) fn delete_observation(
     conn: &Connection,
     index: index::IndexMode,
     id: i64,

@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_ingested.sql"),
     include_str!("migrations/0003_summaries_searchable.sql"),
     include_str!("migrations/0004_forget.sql"),
+    include_str!("migrations/0005_one_memory_per_tool_call.sql"),
 ];
 
 /// The version whose migration made summaries searchable: older stores get

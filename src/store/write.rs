@@ -67,6 +67,49 @@ impl<'a> Writer<'a> {
         Ok(inserted == 1)
     }
 
+    /// Claims the content `key` of an event (a hash of what it would store)
+    /// at `at`. Returns false when the same key was claimed less than
+    /// `window_ms` before: the event is then a duplicate (the same hook
+    /// configured twice, globally and in the project) and stores nothing.
+    pub fn claim_content(&self, key: &[u8], at: i64, window_ms: i64) -> Result<bool> {
+        let claimed = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO ingested(event_id, received_at) VALUES (?1, ?2)
+                 ON CONFLICT(event_id) DO UPDATE SET received_at = excluded.received_at
+                 WHERE excluded.received_at - ingested.received_at >= ?3
+                    OR excluded.received_at < ingested.received_at",
+            )?
+            .execute(params![key, at, window_ms])?;
+        Ok(claimed == 1)
+    }
+
+    /// Keeps a PreToolUse note as the one its tool call's result replaces.
+    pub fn hold_tool_note(&self, session_id: &str, tool_use_id: &str, observation_id: i64) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO pending_tools(session_id, tool_use_id, observation_id) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![session_id, tool_use_id, observation_id])?;
+        Ok(())
+    }
+
+    /// Removes the PreToolUse note of a tool call whose result has come:
+    /// one tool call, one memory. Returns whether there was one.
+    pub fn supersede_tool_note(&self, session_id: &str, tool_use_id: &str) -> Result<bool> {
+        let note: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM pending_tools WHERE session_id = ?1 AND tool_use_id = ?2 RETURNING observation_id",
+            )?
+            .query_row(params![session_id, tool_use_id], |r| r.get(0))
+            .optional()?;
+        match note {
+            Some(id) => Ok(super::forget::delete_observation(self.conn, self.index, id, None)?.is_some()),
+            None => Ok(false),
+        }
+    }
+
     /// Creates a session and returns its id.
     pub fn new_session(&self, project: &str, started_at: i64, meta: &Value) -> Result<String> {
         let id = uuid::Uuid::new_v4().to_string();

@@ -13,7 +13,7 @@ mod recall;
 mod sessions;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::Result;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -109,11 +109,13 @@ impl ToolDef {
         I: DeserializeOwned + JsonSchema + 'static,
         O: Serialize + JsonSchema + 'static,
     {
-        let tool = Tool::new(spec.name, spec.description, JsonObject::new())
+        let mut tool = Tool::new(spec.name, spec.description, JsonObject::new())
             .with_title(spec.title)
             .with_input_schema::<I>()
             .with_output_schema::<O>()
             .annotate(ToolAnnotations::new().read_only(spec.read_only).destructive(false).open_world(false));
+        tool.input_schema = Arc::new(standard_formats(&tool.input_schema));
+        tool.output_schema = tool.output_schema.map(|schema| Arc::new(standard_formats(&schema)));
         let Spec { name, example, .. } = spec;
         let run = move |memory: &Memory, arguments: JsonObject| {
             let input: I = serde_json::from_value(Value::Object(arguments)).map_err(|err| {
@@ -147,6 +149,54 @@ pub fn catalog(allow_forget: bool) -> Vec<ToolDef> {
     tools
 }
 
+/// The formats JSON Schema defines. schemars also writes its own (`uint`,
+/// `int64`, `double`), which strict validators warn about: Gemini CLI
+/// printed `unknown format "uint" ignored` for each at every start. Their
+/// `minimum` says what they meant.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// A schema without the formats JSON Schema does not define.
+fn standard_formats(schema: &JsonObject) -> JsonObject {
+    fn clean(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+                    map.remove("format");
+                }
+                map.values_mut().for_each(clean);
+            }
+            Value::Array(items) => items.iter_mut().for_each(clean),
+            _ => {}
+        }
+    }
+    let mut value = Value::Object(schema.clone());
+    clean(&mut value);
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("an object stays an object"),
+    }
+}
+
 /// A stored time as tools show it: RFC 3339, in UTC.
 fn rfc3339(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms).map_or_else(|_| ms.to_string(), |t| t.to_string())
@@ -158,4 +208,38 @@ fn in_range(name: &str, value: usize, range: std::ops::RangeInclusive<usize>) ->
         return Ok(value);
     }
     Err(ToolError(format!("{name} must be from {} to {}, not {value}", range.start(), range.end())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `format` left in any tool's schemas is one JSON Schema defines.
+    #[test]
+    fn schemas_use_only_standard_formats() {
+        fn formats<'a>(value: &'a Value, found: &mut Vec<&'a str>) {
+            match value {
+                Value::Object(map) => {
+                    found.extend(map.get("format").and_then(Value::as_str));
+                    map.values().for_each(|v| formats(v, found));
+                }
+                Value::Array(items) => items.iter().for_each(|v| formats(v, found)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        let schemas: Vec<Value> = catalog(true)
+            .iter()
+            .flat_map(|t| [Some(&t.tool.input_schema), t.tool.output_schema.as_ref()])
+            .flatten()
+            .map(|s| Value::Object((**s).clone()))
+            .collect();
+        for schema in &schemas {
+            formats(schema, &mut found);
+        }
+        let unknown: Vec<&&str> = found.iter().filter(|f| !STANDARD_FORMATS.contains(f)).collect();
+        assert!(unknown.is_empty(), "non-standard formats: {unknown:?}");
+        // Counts still say they cannot be negative.
+        assert!(schemas.iter().any(|s| s.to_string().contains("\"minimum\":0")));
+    }
 }
