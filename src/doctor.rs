@@ -167,7 +167,7 @@ fn clients(cwd: &Path) -> Vec<Check> {
     let mut checks = Vec::new();
     for client in install::CLIENTS {
         for (root, global) in &scopes {
-            let target = Target { root: root.clone(), global: *global, bin: bin.clone() };
+            let target = Target { root: root.clone(), global: *global, bin: bin.clone(), home: None };
             let Ok(found) = install::find(client, &target) else { continue };
             let flag = if *global { " --global" } else { "" };
             let name = format!("client {client}{}", if *global { " (global)" } else { "" });

@@ -95,7 +95,11 @@ fn a_tool_calls_result_replaces_its_pretooluse_note() {
 #[test]
 fn trae_mems_own_tool_calls_are_remembered_as_the_question_not_the_memories() {
     let home = Home::new();
-    for (client_tool, id) in [("mcp__trae-mem__trae_mem_search", "t1"), ("mcp__trae_mem__trae_mem_timeline", "t2")] {
+    for (client_tool, id) in [
+        ("mcp__trae-mem__trae_mem_search", "t1"),
+        ("mcp__trae_mem__trae_mem_timeline", "t2"),
+        ("mcp_trae-mem_trae_mem_search", "t3"),
+    ] {
         claude_code_hook(
             &home,
             "s1",
@@ -106,7 +110,7 @@ fn trae_mems_own_tool_calls_are_remembered_as_the_question_not_the_memories() {
         .ok();
     }
     let stored = contents(&home);
-    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert_eq!(stored.len(), 3, "{stored:?}");
     for (kind, content) in &stored {
         assert_eq!(kind, "note");
         assert!(content.contains("flaky parser"), "{content}");
@@ -114,4 +118,25 @@ fn trae_mems_own_tool_calls_are_remembered_as_the_question_not_the_memories() {
     }
     let search = home.run(&["search", "zanzibar", "--json"], None).ok().json();
     assert_eq!(search["hits"], json!([]));
+}
+
+#[test]
+fn memory_a_client_echoes_back_in_the_prompt_is_not_the_users_words() {
+    let home = Home::new();
+    let dir = home.work().canonicalize().unwrap();
+    let gemini = |event: &str, extra: serde_json::Value| {
+        let mut payload = json!({"session_id": "g1", "cwd": dir, "hook_event_name": event});
+        payload.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        home.run(&["hook", "--client", "gemini"], Some(payload.to_string().as_bytes())).ok()
+    };
+    gemini("BeforeAgent", json!({"prompt": "fix the flaky parser test"}));
+    gemini("SessionEnd", json!({"reason": "exit"}));
+    let told = gemini("SessionStart", json!({"session_id": "g2", "source": "startup"})).json();
+    let context = told["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(context.contains("fix the flaky parser test"), "{context}");
+    // Gemini CLI 0.61 hands that block back inside the next prompt.
+    let echoed = format!("<hook_context>\n{context}\n</hook_context>\n\nwhy does the import time out?");
+    gemini("BeforeAgent", json!({"session_id": "g2", "prompt": echoed}));
+    let prompts: Vec<String> = contents(&home).into_iter().filter(|(k, _)| k == "user").map(|(_, c)| c).collect();
+    assert_eq!(prompts, ["fix the flaky parser test", "why does the import time out?"]);
 }

@@ -51,7 +51,10 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 fn each_client_gets_its_golden_config() {
     for (client, files) in WRITTEN {
         let home = Home::new();
-        let run = home.run(&["install", client], None).ok();
+        // The default home, which the MCP entry need not name.
+        let mut install = home.command(&["install", client]);
+        install.env_remove("TRAE_MEM_HOME");
+        let run = crate::util::run_command(install, &["install", client], None).ok();
         for file in *files {
             let path = home.work().join(file);
             assert!(run.stdout.contains(&path.display().to_string()), "{client}: {file} not reported\n{run}");
@@ -227,4 +230,44 @@ fn install_keeps_the_order_of_the_users_keys_and_uninstall_gives_the_file_back()
     let restored = std::fs::read_to_string(&settings).unwrap();
     let pretty = |text: &str| serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(text).unwrap());
     assert_eq!(pretty(&restored).unwrap(), pretty(original).unwrap(), "the same keys, values and order");
+}
+
+#[test]
+fn a_chosen_home_is_named_in_every_mcp_entry() {
+    let home = Home::new();
+    let chosen = home.home().display().to_string();
+    for (client, mcp_file) in [
+        ("claude-code", ".mcp.json"),
+        ("cursor", ".cursor/mcp.json"),
+        ("gemini", ".gemini/settings.json"),
+        ("trae", ".trae/mcp.json"),
+    ] {
+        home.run(&["install", client], None).ok();
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(home.work().join(mcp_file)).unwrap()).unwrap();
+        assert_eq!(config["mcpServers"]["trae-mem"]["args"], serde_json::json!(["--home", chosen, "mcp"]), "{client}");
+    }
+    home.run(&["install", "codex"], None).ok();
+    let codex = std::fs::read_to_string(home.work().join(".codex/config.toml")).unwrap();
+    assert!(codex.contains(&format!("args = [\"--home\", \"{chosen}\", \"mcp\"]")), "{codex}");
+}
+
+#[test]
+fn global_installs_honour_each_clients_own_config_home() {
+    let home = Home::new();
+    let codex_home = home.work().join("elsewhere/codex");
+    let claude_home = home.work().join("elsewhere/claude");
+    for (client, variable, dir) in
+        [("codex", "CODEX_HOME", &codex_home), ("claude-code", "CLAUDE_CONFIG_DIR", &claude_home)]
+    {
+        let run = home.run_env(&["install", client, "--global"], &[(variable, dir.to_str().unwrap())], None).ok();
+        assert!(dir.is_dir(), "{client}: {run}");
+    }
+    assert!(codex_home.join("hooks.json").is_file() && codex_home.join("config.toml").is_file());
+    assert!(claude_home.join("settings.json").is_file() && claude_home.join(".claude.json").is_file());
+    let user_home = home.work().parent().unwrap().to_owned();
+    assert!(!user_home.join(".codex").exists() && !user_home.join(".claude").exists());
+    let run =
+        home.run_env(&["install", "codex", "--global"], &[("CODEX_HOME", codex_home.to_str().unwrap())], None).ok();
+    assert!(run.stdout.contains("/hooks"), "install codex says how to trust its hooks: {run}");
 }

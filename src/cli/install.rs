@@ -45,6 +45,13 @@ impl InstallCmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let target = self.scope.target(env)?;
         report(&install::install(&self.scope.client, &target)?, "already installed; nothing changed");
+        if self.scope.client == "codex" {
+            println!(
+                "Codex runs only the hooks you trust: start codex{}, open /hooks and trust trae-mem's hooks \
+                 (again after trae-mem moves: trust follows the command).",
+                if self.scope.global { "" } else { " in this project, trust the project," }
+            );
+        }
         Ok(())
     }
 }
@@ -65,7 +72,17 @@ impl Scope {
             let dir = self.project.clone().unwrap_or_else(|| env.cwd.clone());
             dir.canonicalize().with_context(|| format!("no project directory {}", dir.display()))?
         };
-        Ok(Target { root, global: self.global, bin: install::this_binary()? })
+        // A home chosen by --home or TRAE_MEM_HOME is named in the MCP
+        // entry: not every client passes its environment on to MCP servers.
+        let chosen = env.home.is_some() || std::env::var_os("TRAE_MEM_HOME").is_some_and(|h| !h.is_empty());
+        let home = match chosen {
+            true => {
+                let home = env.load_config()?.home;
+                Some(std::path::absolute(&home).unwrap_or(home))
+            }
+            false => None,
+        };
+        Ok(Target { root, global: self.global, bin: install::this_binary()?, home })
     }
 }
 

@@ -176,7 +176,12 @@ impl<'a> Ingest<'a> {
             return Err("the hook payload is JSON but not an object".to_owned());
         }
         self.privacy.scrub_value(&mut payload);
-        let event = adapter.parse(event, payload).map_err(|e| format!("{e:#}"))?;
+        let mut event = adapter.parse(event, payload).map_err(|e| format!("{e:#}"))?;
+        if let Some(prompt) = &event.prompt
+            && let std::borrow::Cow::Owned(own_words) = crate::recall::context::without_injected(prompt)
+        {
+            event.prompt = Some(own_words);
+        }
         let project = crate::project::identify(&origin.project_dir_of(&event));
         let resolved = Resolved { project, settings: self.loaded.config.ingest_settings() };
         Ok(Accepted { id: new_event_id(), received_at: now_ms(), event, adapter, resolved })

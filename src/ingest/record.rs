@@ -173,10 +173,11 @@ fn content_key(event: &Event, session_id: &str, drafts: &[Draft]) -> Vec<u8> {
 }
 
 /// Whether a tool is one of trae-mem's own MCP tools, whatever prefix the
-/// client gives it (`mcp__trae-mem__trae_mem_search` in Claude Code,
-/// `mcp__trae_mem__…` in Codex, the bare name elsewhere).
+/// client gives it: `mcp__trae-mem__trae_mem_search` in Claude Code,
+/// `mcp__trae_mem__…` in Codex, `mcp_trae-mem_trae_mem_search` in Gemini
+/// CLI, the bare name elsewhere.
 fn is_own_tool(name: &str) -> bool {
-    name.rsplit("__").next().is_some_and(|tool| tool.starts_with("trae_mem_"))
+    name.starts_with("trae_mem_") || name.contains("_trae_mem_")
 }
 
 /// The characters of the note that stands for a call of trae-mem's own tools.

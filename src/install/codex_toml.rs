@@ -31,8 +31,8 @@ impl Format for Toml {
     }
 }
 
-/// Adds `[mcp_servers.trae-mem]` running `trae-mem mcp`.
-pub fn set_mcp_server(doc: &mut DocumentMut, bin: &Path) {
+/// Adds `[mcp_servers.trae-mem]` running `trae-mem mcp` (with `args`).
+pub fn set_mcp_server(doc: &mut DocumentMut, bin: &Path, args: &[String]) {
     let servers = doc.entry("mcp_servers").or_insert_with(|| {
         let mut table = Table::new();
         table.set_implicit(true);
@@ -40,13 +40,13 @@ pub fn set_mcp_server(doc: &mut DocumentMut, bin: &Path) {
     });
     let bin = bin.to_string_lossy();
     let current = servers.get(MCP_SERVER);
-    let args = current.and_then(|s| s.get("args")).and_then(Item::as_array);
+    let current_args = current.and_then(|s| s.get("args")).and_then(Item::as_array);
     let same = current.and_then(|s| s.get("command")).and_then(Item::as_str) == Some(bin.as_ref())
-        && args.is_some_and(|a| a.iter().map(|v| v.as_str()).eq([Some("mcp")]));
+        && current_args.is_some_and(|a| a.iter().map(|v| v.as_str()).eq(args.iter().map(|a| Some(a.as_str()))));
     if !same {
         let mut server = Table::new();
         server["command"] = value(bin.as_ref());
-        server["args"] = value(Array::from_iter(["mcp"]));
+        server["args"] = value(Array::from_iter(args));
         servers[MCP_SERVER] = Item::Table(server);
     }
 }

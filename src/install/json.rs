@@ -102,13 +102,13 @@ pub fn remove_hooks(doc: &mut Map<String, Value>) {
     }
 }
 
-/// Registers `trae-mem mcp` under `mcpServers`.
-pub fn set_mcp_server(doc: &mut Map<String, Value>, bin: &Path) {
+/// Registers `trae-mem mcp` (with `args`) under `mcpServers`.
+pub fn set_mcp_server(doc: &mut Map<String, Value>, bin: &Path, args: &[String]) {
     let servers = doc.entry("mcpServers").or_insert_with(|| json!({}));
     if !servers.is_object() {
         *servers = json!({});
     }
-    servers[MCP_SERVER] = json!({ "command": bin.to_string_lossy(), "args": ["mcp"] });
+    servers[MCP_SERVER] = json!({ "command": bin.to_string_lossy(), "args": args });
 }
 
 /// Removes trae-mem's `mcpServers` entry, and the object if it is left empty.

@@ -48,6 +48,32 @@ pub struct Target {
     pub global: bool,
     /// The trae-mem binary the configs run.
     pub bin: PathBuf,
+    /// The home the MCP server must open, when it is not the one it would
+    /// find by itself: some clients (Codex) start MCP servers with only a
+    /// few environment variables, so a `TRAE_MEM_HOME` the hooks see is
+    /// lost on the way. Named with `--home` in the entry's arguments.
+    pub home: Option<PathBuf>,
+}
+
+impl Target {
+    /// The MCP server's arguments.
+    fn mcp_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(home) = &self.home {
+            args.extend(["--home".to_owned(), home.to_string_lossy().into_owned()]);
+        }
+        args.push("mcp".to_owned());
+        args
+    }
+
+    /// Where a client keeps its user-wide config: its own variable when set
+    /// (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`), else `dir` under the home.
+    fn client_home(&self, variable: &str, dir: &str) -> PathBuf {
+        match std::env::var_os(variable).filter(|v| !v.is_empty()) {
+            Some(own) if self.global => PathBuf::from(own),
+            _ => self.root.join(dir),
+        }
+    }
 }
 
 /// One file changed.
@@ -157,11 +183,17 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
     let root = &target.root;
     let file = |path: PathBuf, kind| File { path, kind };
     Ok(match client {
-        "claude-code" => vec![
-            file(root.join(".claude/settings.json"), Kind::NestedHooks),
-            // User-scope MCP servers live in ~/.claude.json, project ones in .mcp.json.
-            file(root.join(if target.global { ".claude.json" } else { ".mcp.json" }), Kind::JsonMcp),
-        ],
+        "claude-code" => {
+            let config = target.client_home("CLAUDE_CONFIG_DIR", ".claude");
+            // User-scope MCP servers live in ~/.claude.json (inside
+            // CLAUDE_CONFIG_DIR when that is set), project ones in .mcp.json.
+            let mcp = match (target.global, std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty())) {
+                (true, Some(_)) => config.join(".claude.json"),
+                (true, None) => root.join(".claude.json"),
+                (false, _) => root.join(".mcp.json"),
+            };
+            vec![file(config.join("settings.json"), Kind::NestedHooks), file(mcp, Kind::JsonMcp)]
+        }
         "cursor" => {
             vec![
                 file(root.join(".cursor/hooks.json"), Kind::CursorHooks),
@@ -169,10 +201,8 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
             ]
         }
         "codex" => {
-            vec![
-                file(root.join(".codex/hooks.json"), Kind::NestedHooks),
-                file(root.join(".codex/config.toml"), Kind::CodexMcp),
-            ]
+            let config = target.client_home("CODEX_HOME", ".codex");
+            vec![file(config.join("hooks.json"), Kind::NestedHooks), file(config.join("config.toml"), Kind::CodexMcp)]
         }
         "gemini" => vec![file(root.join(".gemini/settings.json"), Kind::GeminiHooks)],
         "cline" if target.global => vec![file(root.join("Documents/Cline/Rules/Hooks"), Kind::ClineScripts)],
@@ -192,6 +222,7 @@ fn apply(client: &str, target: &Target, action: Action) -> Result<Vec<Change>> {
     for file in files(client, target)? {
         let path = &file.path;
         let bin = &target.bin;
+        let mcp_args = target.mcp_args();
         let install = action == Action::Install;
         let change = match file.kind {
             Kind::ClineScripts if install => {
@@ -204,14 +235,14 @@ fn apply(client: &str, target: &Target, action: Action) -> Result<Vec<Change>> {
             }
             Kind::CodexMcp => rewrite::<codex_toml::Toml>(path, action, "MCP server trae-mem", |doc| {
                 if install {
-                    codex_toml::set_mcp_server(doc, bin);
+                    codex_toml::set_mcp_server(doc, bin, &mcp_args);
                 } else {
                     codex_toml::remove_mcp_server(doc);
                 }
             })?,
             Kind::JsonMcp => rewrite::<Json>(path, action, "MCP server trae-mem", |doc| {
                 if install {
-                    json::set_mcp_server(doc, bin);
+                    json::set_mcp_server(doc, bin, &mcp_args);
                 } else {
                     json::remove_mcp_server(doc);
                 }
@@ -231,7 +262,7 @@ fn apply(client: &str, target: &Target, action: Action) -> Result<Vec<Change>> {
                             doc.entry("version").or_insert(json!(1));
                         }
                         if let Kind::GeminiHooks = kind {
-                            json::set_mcp_server(doc, bin);
+                            json::set_mcp_server(doc, bin, &mcp_args);
                         }
                     } else {
                         json::remove_hooks(doc);

@@ -22,6 +22,44 @@ use crate::timefmt;
 /// The line that tells the agent how to recall more.
 pub const HOW_TO_SEARCH: &str = "Search this memory with `trae-mem search \"<words>\" --project .` and see what happened around a hit with `trae-mem timeline <id>`.";
 
+/// The first line of the block given at session start.
+const SESSION_START_HEADER: &str = "# Memory from earlier sessions in this project (trae-mem)\n";
+
+/// The first line of the block given with a prompt.
+const PROMPT_HEADER: &str = "# Earlier memory related to this prompt (trae-mem)\n";
+
+/// `text` without the blocks trae-mem gave the client, and whatever tag
+/// the client wrapped them in. Gemini CLI prepends the session-start block
+/// to the next prompt as `<hook_context>…</hook_context>`: stored as the
+/// user's words, it would replace their question in summaries and feed old
+/// memory back into the store.
+pub fn without_injected(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(" (trae-mem)\n") {
+        return text.into();
+    }
+    let mut out = text.to_owned();
+    while let Some(start) = [SESSION_START_HEADER, PROMPT_HEADER].iter().filter_map(|h| out.find(h)).min() {
+        let Some(end) = out[start..].find(HOW_TO_SEARCH).map(|at| start + at + HOW_TO_SEARCH.len()) else { break };
+        let (mut start, mut end) = (start, end);
+        // The wrapper, when the block fills it: `<tag>` before, `</tag>` after.
+        let before = out[..start].trim_end();
+        if let Some(open) = before.rfind('<')
+            && let Some(tag) = before[open + 1..].strip_suffix('>')
+            && !tag.is_empty()
+            && tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            let close = format!("</{tag}>");
+            let after = out[end..].trim_start();
+            if after.starts_with(&close) {
+                start = open;
+                end = out.len() - after.len() + close.len();
+            }
+        }
+        out.replace_range(start..end, "");
+    }
+    out.trim().to_owned().into()
+}
+
 /// How many search hits a focused context shows.
 const FOCUS_HITS: usize = 5;
 
@@ -79,7 +117,7 @@ pub fn build_focused(
     if sections.is_empty() {
         return Ok(None);
     }
-    let header = "# Memory from earlier sessions in this project (trae-mem)\n";
+    let header = SESSION_START_HEADER;
     let footer = format!("\n{HOW_TO_SEARCH}");
     let budget = settings.budget_chars.saturating_sub(header.chars().count() + footer.chars().count());
     let mut body = String::new();
@@ -153,9 +191,7 @@ pub fn for_prompt(
     if lines.is_empty() {
         return Ok(None);
     }
-    let block = format!(
-        "# Earlier memory related to this prompt (trae-mem)\n{lines}`trae-mem show <session>` has the rest of a session; {HOW_TO_SEARCH}"
-    );
+    let block = format!("{PROMPT_HEADER}{lines}`trae-mem show <session>` has the rest of a session; {HOW_TO_SEARCH}");
     Ok(Some(clip(&block, settings.prompt_budget_chars)))
 }
 
@@ -193,4 +229,29 @@ fn lines(hits: &[SearchHit]) -> String {
 /// agent reads it as text, and the marks are noise to it.
 fn unmarked(excerpt: &str) -> String {
     excerpt.replace([MARK_START, MARK_END], "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(header: &str) -> String {
+        format!("{header}\n## 2026-11-30 10:00 (session 1a2b3c4d)\nAsked: fix the parser\n\n{HOW_TO_SEARCH}")
+    }
+
+    #[test]
+    fn injected_blocks_leave_the_prompt_and_take_their_wrapper_with_them() {
+        let gemini = format!(
+            "<hook_context>\n{}\n</hook_context>\n\nwhy does the import time out?",
+            block(SESSION_START_HEADER)
+        );
+        assert_eq!(without_injected(&gemini), "why does the import time out?");
+        let bare = format!("{}\nand the second {}\n question", block(PROMPT_HEADER), block(SESSION_START_HEADER));
+        assert_eq!(without_injected(&bare), "and the second \n question");
+        let quoted = "what does \"(trae-mem)\" mean?";
+        assert_eq!(without_injected(quoted), quoted);
+        // A wrapper that holds more than the block stays.
+        let mixed = format!("<note>mine {}</note> ok", block(PROMPT_HEADER));
+        assert_eq!(without_injected(&mixed), "<note>mine </note> ok");
+    }
 }
