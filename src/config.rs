@@ -382,6 +382,31 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
     Ok(Loaded { config, home, files })
 }
 
+/// Loads the config as `load` does; when it cannot be read, the defaults
+/// (in the same home) and a one-line warning that says so. For the hook,
+/// which must store its event whatever the config says, and for the
+/// commands needed most when something is wrong (`spool`, `doctor`).
+pub fn load_or_defaults(cwd: &Path, home_override: Option<&Path>) -> Result<(Loaded, Option<String>)> {
+    match load(cwd, home_override) {
+        Ok(loaded) => Ok((loaded, None)),
+        Err(err) => {
+            let warning = format!("{} (default settings used; `trae-mem doctor` shows it whole)", one_line(&err));
+            Ok((defaults(home_override)?, Some(warning)))
+        }
+    }
+}
+
+/// An error on one line: TOML's errors draw the offending line under a
+/// `|` margin, which a hook's one line of stderr has no room for.
+fn one_line(err: &anyhow::Error) -> String {
+    let text = format!("{err:#}");
+    let drawn = |line: &str| {
+        let line = line.trim_start();
+        line.starts_with('|') || line.split_once(" |").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+    };
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !drawn(l)).collect::<Vec<_>>().join(" ")
+}
+
 /// Default settings in the home that `--home`, `TRAE_MEM_HOME` or the
 /// default name: what a hook falls back on when the config cannot be read,
 /// so that the event is still stored.

@@ -283,7 +283,7 @@ fn cline_never_blocks_on_trae_mem_failures() {
     home.write("work/trae-mem.toml", b"[capture\n");
     let run =
         hook(&home, "cline", &cline("UserPromptSubmit", &home, "userPromptSubmit", json!({"prompt": "p"}))).code(0);
-    assert!(run.stderr.contains("recorded with default settings"), "{run}");
+    assert!(run.stderr.contains("default settings used"), "{run}");
     // Other clients keep exit 1 for trae-mem's own failure; an unknown client too.
     home.run(&["hook", "--client", "cursor"], Some(b"{not json")).code(1);
     home.run(&["hook", "--client", "nope"], Some(b"{}")).code(1);

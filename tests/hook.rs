@@ -425,7 +425,13 @@ fn events_left_out_by_the_config_are_skipped_cleanly() {
 fn a_broken_config_still_records_the_event_and_says_so() {
     let home = Home::new();
     home.write("work/trae-mem.toml", b"[capture]\nprompt_char = 5\n");
-    let run = hook(&home, "b", "UserPromptSubmit", json!({"prompt": "still stored"})).code(1);
+    // Stored with defaults: the hook succeeded, and says what was wrong in one line.
+    let run = hook(&home, "b", "UserPromptSubmit", json!({"prompt": "still stored"})).ok();
     assert!(run.stderr.contains("trae-mem.toml") && run.stderr.contains("prompt_char"), "{run}");
+    assert!(run.stderr.starts_with("trae-mem: warning: ") && run.stderr.lines().count() == 1, "{run}");
     assert_eq!(rows(&home)[0].2, "still stored");
+    // What a user reaches for then works too.
+    let spool = home.run(&["spool", "list", "--json"], None).ok();
+    assert!(spool.stderr.contains("prompt_char"), "{spool}");
+    home.run(&["doctor", "--json"], None).code(1);
 }

@@ -52,20 +52,15 @@ impl Cmd {
         if let Err(err) = std::io::stdin().lock().read_to_end(&mut stdin) {
             return fail(adapter.as_ref(), &format!("cannot read the hook payload from stdin: {err}"));
         }
-        // A broken config must not lose the event: store it with defaults, then say so.
-        let mut problems = Vec::new();
-        let loaded = match env.load_config() {
+        // A broken config must not lose the event: store it with defaults,
+        // then say so in one line. The event is stored, so the hook succeeds.
+        let (loaded, broken) = match config::load_or_defaults(&env.cwd, env.home.as_deref()) {
             Ok(loaded) => loaded,
-            Err(err) => {
-                problems.push(Problem::BrokenConfig(format!("{err:#} (recorded with default settings)")));
-                match config::defaults(env.home.as_deref()) {
-                    Ok(defaults) => defaults,
-                    Err(err) => return fail(adapter.as_ref(), &format!("{err:#}")),
-                }
-            }
+            Err(err) => return fail(adapter.as_ref(), &format!("{err:#}")),
         };
+        let mut warnings: Vec<String> = broken.into_iter().collect();
         let privacy = ingest::privacy(&loaded).unwrap_or_else(|err| {
-            problems.push(Problem::BrokenConfig(format!("{err:#} (redacting with the built-in patterns only)")));
+            warnings.push(format!("{err:#} (redacting with the built-in patterns only)"));
             Privacy::new(true, &[]).expect("no user patterns")
         });
 
@@ -82,35 +77,12 @@ impl Cmd {
         match result {
             Ok(outcome) => {
                 answer(outcome.stdout.or_else(|| adapter.idle_output()));
-                problems.extend(outcome.warnings.into_iter().map(Problem::Warning));
-                for problem in &problems {
-                    eprintln!("trae-mem: {problem}");
+                for warning in warnings.iter().chain(&outcome.warnings) {
+                    eprintln!("trae-mem: warning: {warning}");
                 }
-                // Exit 1 for a broken config so the user hears of it; the event is stored.
-                if problems.iter().any(|p| matches!(p, Problem::BrokenConfig(_))) {
-                    ExitCode::from(adapter.failure_exit_code())
-                } else {
-                    ExitCode::SUCCESS
-                }
+                ExitCode::SUCCESS
             }
             Err(failure) => fail(adapter.as_ref(), &failure.message),
-        }
-    }
-}
-
-/// Something a hook says on stderr, though its event was stored.
-enum Problem {
-    /// Worth knowing, nothing to fix now (a busy database, a plugin that failed).
-    Warning(String),
-    /// The user's settings could not be used: the hook says so with its exit code.
-    BrokenConfig(String),
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Problem::Warning(text) => write!(f, "warning: {text}"),
-            Problem::BrokenConfig(text) => f.write_str(text),
         }
     }
 }

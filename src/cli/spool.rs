@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::Env;
 use super::output::{self, Style, paint};
 use trae_mem::ingest::{self, DeadLetter, Ingest, Spool, SpoolEntry};
-use trae_mem::timefmt;
+use trae_mem::{config, timefmt};
 
 /// Show or store events that are waiting.
 ///
@@ -43,7 +43,12 @@ struct Listing {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let loaded = env.load_config()?;
+        // The spool is what a user looks at when something is wrong: a
+        // broken config is said, not a stop.
+        let (loaded, broken) = config::load_or_defaults(&env.cwd, env.home.as_deref())?;
+        if let Some(warning) = broken {
+            eprintln!("trae-mem: warning: {warning}");
+        }
         let spool = Spool::new(&loaded.home);
         match self.action {
             Action::List { json } => {
