@@ -17,10 +17,10 @@ use crate::store::IndexMode;
 pub const CONFIG_FILE: &str = "trae-mem.toml";
 
 /// The documented example config, printed by `trae-mem config default`.
-pub const EXAMPLE: &str = include_str!("../trae-mem.toml");
+pub const DEFAULTS: &str = include_str!("../trae-mem.defaults.toml");
 
 /// Every setting, resolved.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 #[derive(Default)]
 pub struct Config {
@@ -162,7 +162,7 @@ pub struct Capture {
 }
 
 /// What never reaches the store.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Privacy {
     /// Redact secrets (keys, tokens, passwords) before storing. Default: true.
@@ -172,7 +172,7 @@ pub struct Privacy {
 }
 
 /// The memory given back to the agent at session start.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ContextSettings {
     /// Inject context at SessionStart. Default: true.
@@ -191,7 +191,7 @@ pub struct ContextSettings {
 }
 
 /// How a hook process behaves.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Hook {
     /// A hook finishes within this many milliseconds, spooling what it could
@@ -203,7 +203,7 @@ pub struct Hook {
 }
 
 /// How search works.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Search {
     /// The full-text index: "auto" (keep the database's; trigram for a new
@@ -213,7 +213,7 @@ pub struct Search {
 }
 
 /// How much the store keeps. Off by default: nothing is deleted unless asked.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Retention {
     /// Observations older than this many days are deleted. Default: none.
@@ -240,7 +240,7 @@ impl Default for Retention {
 }
 
 /// What the MCP server lets an agent do.
-#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Default, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Mcp {
     /// Offer `trae_mem_forget`, which deletes observations or a session by
@@ -341,8 +341,18 @@ pub struct Loaded {
     pub files: Vec<PathBuf>,
 }
 
-/// Loads settings for work in `project_dir`. `home_override` is `--home`.
-pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> {
+/// The config files that apply to work in a directory, each with its
+/// table, and the home they resolve.
+pub struct Layers {
+    pub home: PathBuf,
+    /// `trae-mem.toml` in the home, when it exists.
+    pub global: Option<(PathBuf, toml::Table)>,
+    /// The project's `trae-mem.toml`, found upward from the directory.
+    pub project: Option<(PathBuf, toml::Table)>,
+}
+
+/// Finds and reads the config files for work in `project_dir`.
+pub fn layers(project_dir: &Path, home_override: Option<&Path>) -> Result<Layers> {
     let project_file = find_upward(project_dir);
     let project_table = project_file.as_deref().map(read_table).transpose()?;
     let project_home = match (&project_table, &project_file) {
@@ -350,17 +360,21 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
         _ => None,
     };
     let home = resolve_home(home_override, project_home)?;
-
     let global_file = home.join(CONFIG_FILE);
+    let global = match global_file.is_file() {
+        true => Some((global_file.clone(), read_table(&global_file)?)),
+        false => None,
+    };
+    let project = project_file.zip(project_table).filter(|(file, _)| *file != global_file);
+    Ok(Layers { home, global, project })
+}
+
+/// Loads settings for work in `project_dir`. `home_override` is `--home`.
+pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> {
+    let Layers { home, global, project } = layers(project_dir, home_override)?;
     let mut files = Vec::new();
     let mut merged = toml::Table::new();
-    if global_file.is_file() {
-        merge(&mut merged, read_table(&global_file)?);
-        files.push(global_file.clone());
-    }
-    if let (Some(table), Some(file)) = (project_table, project_file)
-        && file != global_file
-    {
+    for (file, table) in global.into_iter().chain(project) {
         merge(&mut merged, table);
         files.push(file);
     }
@@ -531,16 +545,31 @@ fn parse(table: toml::Table, file: Option<&Path>) -> Result<Config> {
 mod tests {
     use super::*;
 
+    /// The documented defaults are the defaults, key for key.
     #[test]
-    fn the_example_config_shows_the_defaults_and_four_plugins() {
-        let mut config: Config = toml::from_str(EXAMPLE).expect("trae-mem.toml parses");
+    fn the_defaults_file_is_true() {
+        let config: Config = toml::from_str(DEFAULTS).expect("trae-mem.defaults.toml parses");
+        assert_eq!(config, Config::default());
+        // And it names every key there is.
+        let documented: toml::Table = toml::from_str(DEFAULTS).unwrap();
+        let all = toml::Table::try_from(Config::default()).unwrap();
+        for (table, keys) in all.iter().filter_map(|(k, v)| v.as_table().map(|t| (k, t))) {
+            for key in keys.keys() {
+                let present = documented.get(table).and_then(|t| t.get(key)).is_some()
+                    || DEFAULTS.contains(&format!("# {key} = "));
+                assert!(present, "trae-mem.defaults.toml lacks [{table}] {key}");
+            }
+        }
+    }
+
+    /// This repository's own settings: the example plugins, for the demo.
+    #[test]
+    fn the_repositorys_config_declares_the_four_example_plugins() {
+        let config: Config = toml::from_str(include_str!("../trae-mem.toml")).expect("trae-mem.toml parses");
         check(&config).unwrap();
         let names: Vec<&str> = config.plugins.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["file-changed", "model-response", "head-tail-sampler", "sectioned-summarizer"]);
         assert_eq!(config.summarize.summarizer, "sectioned-summarizer");
-        config.plugins.clear();
-        config.summarize = Summarize::default();
-        assert_eq!(config, Config::default());
     }
 
     #[test]

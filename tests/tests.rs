@@ -5,6 +5,7 @@ mod util;
 mod browser;
 mod capture;
 mod clients;
+mod config;
 mod doctor;
 mod forget;
 mod guide;

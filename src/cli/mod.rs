@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand, each with a clap `Cmd` and a
 //! `run`. All real work is in the library.
 
+pub mod config;
 pub mod demo;
 pub mod doctor;
 pub mod export;
@@ -25,7 +26,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
-use trae_mem::config::{self, Loaded};
+use trae_mem::config::Loaded;
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
 
 /// What every subcommand gets: where to work.
@@ -38,7 +39,7 @@ pub struct Env {
 
 impl Env {
     pub fn load_config(&self) -> Result<Loaded> {
-        config::load(&self.cwd, self.home.as_deref())
+        trae_mem::config::load(&self.cwd, self.home.as_deref())
     }
 
     /// Loads the config and opens the store in its home, creating it if
