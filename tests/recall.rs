@@ -216,8 +216,16 @@ fn private_rows_never_come_back_from_search() {
 /// id, must not stop it).
 #[test]
 fn the_demo_recalls_what_it_replayed() {
-    let run = Home::new().run(&["demo"], None).ok();
+    let home = Home::new();
+    let run = home.run(&["demo"], None).ok();
     assert!(run.stdout.contains("== Explore it yourself"), "{run}");
+    assert!(run.stdout.contains("# Memory from earlier sessions in this project (trae-mem)"), "{run}");
+    // Every session it leaves behind recorded something: telling what the
+    // next session would be told started none.
+    let demo_home = run.stdout.split("hook events into ").nth(1).and_then(|r| r.lines().next()).unwrap().trim();
+    let sessions = home.run(&["--home", demo_home, "sessions", "--json"], None).ok().json();
+    let empty: Vec<_> = sessions.as_array().unwrap().iter().filter(|s| s["observations"] == 0).collect();
+    assert!(empty.is_empty(), "{empty:?}");
     assert!(run.stdout.contains("database"), "{run}");
     // The commands it ends with run as printed, with nothing installed on PATH.
     let explore = run.stdout.split("== Explore it yourself").nth(1).unwrap();

@@ -68,13 +68,17 @@ impl Cmd {
         show(&exe, &home, &["show", &session[..8]], c)?;
 
         heading("What the next session in this project is told at SessionStart", c);
-        let next = serde_json::json!({
-            "session_id": "demo-next-session", "cwd": "/home/dev/src/inventory-api",
-            "hook_event_name": "SessionStart", "source": "startup"
-        });
-        let run = trae_mem(&exe, &home, &["hook"], Some(&serde_json::to_vec(&next)?))?;
-        let out: Value = serde_json::from_slice(&run.stdout).context("SessionStart printed no JSON")?;
-        println!("{}", out["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default());
+        // The block a SessionStart hook would give, from the code the hook
+        // runs, without starting a session (which would leave an empty one
+        // behind, beside those the listing above showed).
+        let loaded = trae_mem::config::load(&env.cwd, Some(&home))?;
+        let mut store = super::open_store(&loaded)?;
+        let project = trae_mem::project::identify(Path::new("/home/dev/src/inventory-api"));
+        let budget = trae_mem::ingest::catch_up_budget(&loaded.config);
+        let settings = &loaded.config.context;
+        let told =
+            trae_mem::recall::context::at_session_start(&mut store, &loaded.home, &project, None, settings, budget)?;
+        println!("{}", told.context("the demo's project has no memory to tell")?);
 
         heading("Explore it yourself", c);
         // As they run before anything is installed: this binary, by its path.
