@@ -17,7 +17,7 @@ use super::html::{Nav, card, page, session_href, session_label};
 use super::pages::public_observation;
 use super::{App, PageError};
 use crate::forget::{self, Plan};
-use crate::store::{Filters, Selection, Store};
+use crate::store::{Filters, Observation, Selection, Store};
 
 /// What to forget: one observation or one session.
 #[derive(Debug, Deserialize)]
@@ -27,11 +27,13 @@ pub struct Target {
 }
 
 impl Target {
-    /// What would go, once the target is known to exist and be public.
-    fn plan(&self, store: &Store) -> Result<Plan, PageError> {
+    /// What would go, once the target is known to exist and be public; and
+    /// the observation, when it is one.
+    fn plan(&self, store: &Store) -> Result<(Plan, Option<Observation>), PageError> {
+        let mut observation = None;
         let selection = match (self.observation, self.session.as_deref().filter(|s| !s.is_empty())) {
             (Some(id), None) => {
-                public_observation(store, id)?;
+                observation = Some(public_observation(store, id)?);
                 Selection { ids: vec![id], ..Selection::default() }
             }
             (None, Some(session)) => {
@@ -43,7 +45,7 @@ impl Target {
             }
             _ => return Err(PageError::bad_request("name one observation or one session to forget")),
         };
-        Ok(forget::plan(store, &selection)?)
+        Ok((forget::plan(store, &selection)?, observation))
     }
 
     /// The hidden fields that name it in the form.
@@ -59,12 +61,12 @@ impl Target {
 /// button that makes it go.
 pub async fn confirm(State(app): State<Arc<App>>, Query(target): Query<Target>) -> Result<Html<String>, PageError> {
     app.with_store(move |app, store| {
-        let plan = target.plan(store)?;
-        let (what, back, shown) = match target.observation {
-            Some(id) => (format!("#{id}"), super::html::observation_href(id), public_observation(store, id).ok()),
+        let (plan, shown) = target.plan(store)?;
+        let (what, back) = match target.observation {
+            Some(id) => (format!("#{id}"), super::html::observation_href(id)),
             None => {
                 let session = plan.sessions.first().cloned().unwrap_or_default();
-                (session_label(&session), session_href(&session), None)
+                (session_label(&session), session_href(&session))
             }
         };
         let body = html! {
@@ -112,7 +114,7 @@ pub async fn carry_out(State(app): State<Arc<App>>, Form(form): Form<ForgetForm>
     }
     app.with_store(move |app, store| {
         let target = Target { observation: form.observation, session: form.session };
-        let plan = target.plan(store)?;
+        let (plan, _) = target.plan(store)?;
         let forgotten = forget::carry_out(store, &app.loaded, &plan, &mut |_| {})?;
         let body = html! {
             h1 { "Forgotten" }
