@@ -168,7 +168,7 @@ fn the_sectioned_summarizer_replaces_the_built_in_one() {
     assert_eq!(
         brief,
         "Goal: Make the import survive a busy database\nDone: Switched to BEGIN IMMEDIATE. Next: measure lock waits.\n\
-         Open problems: Bash: ✗ Exit code 101\nNext steps: Next: measure lock waits"
+         Open problems: Bash: ✗ Exit code 101\nNext steps: measure lock waits"
     );
 }
 
@@ -416,4 +416,96 @@ fn a_plugin_built_for_a_future_interface_version_is_refused_by_name() {
     let run = hook(&home, &["--event", "Future"], json!({"session_id": "s", "cwd": "/p", "detail": "kept"})).ok();
     assert!(run.stderr.contains(expected), "{run}");
     assert_eq!(rows(&home)[0].1, "Future detail=kept");
+}
+
+/// Replays the demo's two recorded sessions (one English, one Chinese)
+/// through the hook, with the model-response plugin and `summarizer`
+/// declared, and returns each session's (brief, detailed) summaries.
+fn summaries_of_the_demo_sessions(summarizer: &str) -> Vec<(String, String)> {
+    let home = Home::new();
+    let sectioned = entry("sectioned-summarizer", "sectioned_summarizer", "summarizer", "", "");
+    let responses = entry("model-response", "model_response", "event-handler", "events = [\"ModelResponse\"]", "");
+    declare(&home, &format!("[summarize]\nsummarizer = \"{summarizer}\"\n{responses}\n{sectioned}"));
+    let recorded =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/demo/inventory-api.jsonl"))
+            .unwrap();
+    for line in recorded.lines() {
+        let line: Value = serde_json::from_str(line).unwrap();
+        hook(&home, &["--event", line["event"].as_str().unwrap()], line["payload"].clone()).ok();
+    }
+    let db = home.db();
+    let mut stmt = db
+        .prepare(
+            "SELECT b.content, d.content FROM summaries b JOIN summaries d USING (session_id)
+             JOIN sessions s ON s.id = b.session_id
+             WHERE b.level = 'brief' AND d.level = 'detailed' ORDER BY s.started_at",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// What no summary a person would write contains: a heading with nothing
+/// after it, a tool's raw JSON input, a label said twice, a file name cut
+/// at its dot.
+fn assert_reads_well(summary: &str) {
+    for line in summary.lines() {
+        assert!(!(line.starts_with("- ") && line.ends_with([':', '：'])), "an empty bullet {line:?} in:\n{summary}");
+    }
+    assert!(!summary.contains("{\""), "raw JSON in:\n{summary}");
+    for doubled in ["Next steps: Next", "下一步: 下一步", "Done: Done", "已完成: 已完成", "Concluded: Conclusions"]
+    {
+        assert!(!summary.contains(doubled), "{doubled:?} in:\n{summary}");
+    }
+    for file in ["src/api/stock", "src/db/pool"] {
+        assert_eq!(
+            summary.matches(file).count(),
+            summary.matches(&format!("{file}.rs")).count(),
+            "{file}.rs cut at its dot in:\n{summary}"
+        );
+    }
+}
+
+#[test]
+fn the_sectioned_summarizer_writes_as_a_person_would_in_english_and_chinese() {
+    let sessions = summaries_of_the_demo_sessions("sectioned-summarizer");
+    let [(en_brief, en_detailed), (zh_brief, zh_detailed)] = &sessions[..] else { panic!("{sessions:#?}") };
+    for summary in [en_brief, en_detailed, zh_brief, zh_detailed] {
+        assert_reads_well(summary);
+    }
+    assert_eq!(
+        en_brief,
+        "Goal: The nightly import fails with `database is locked` when the API is busy. Find out why and fix it.\n\
+         Done: Fixed the `database is locked` failures. Cause: the pool set busy_timeout to zero and the importer used deferred \
+         transactions, so a read that upgraded to a write failed at once when the API held the lock. Decision: WAL mode plus a 5 s \
+         busy timeout in src/db/pool.rs, and BEGIN IM…\n\
+         Open problems: none\n\
+         Next steps: add a metric for lock waits"
+    );
+    // Tools are named by what they did, files relative to the project.
+    assert!(en_detailed.contains("\n- Edit: src/db/pool.rs\n"), "{en_detailed}");
+    assert!(en_detailed.contains("\n- Bash: cargo test import::concurrent\n"), "{en_detailed}");
+    assert_eq!(
+        zh_brief,
+        "目标: 商品详情接口太慢了，给库存查询加一层缓存，缓存失效时间设为 30 秒。\n\
+         已完成: 库存查询加了 30 秒的内存缓存（src/api/stock.rs），热路径从 4.9 ms 降到 42 µs。 决定：缓存按商品 ID 分片，写库存时主动失效。 \
+         Read: src/api/stock.rs; Edit: src/api/stock.rs; Bash: cargo bench --bench stock\n\
+         未解决: 无\n\
+         下一步: 在仪表盘上显示缓存命中率"
+    );
+    assert!(zh_detailed.starts_with("目标: 商品详情接口太慢了"), "{zh_detailed}");
+}
+
+#[test]
+fn the_built_in_summarizer_reads_model_response_decisions_as_conclusions() {
+    let sessions = summaries_of_the_demo_sessions("builtin");
+    let [(en_brief, en_detailed), (zh_brief, zh_detailed)] = &sessions[..] else { panic!("{sessions:#?}") };
+    for summary in [en_brief, en_detailed, zh_brief, zh_detailed] {
+        assert_reads_well(summary);
+    }
+    // The brief concludes with the answer itself, not a heading.
+    assert!(en_brief.contains("\nConcluded: Fixed the `database is locked` failures. Cause:"), "{en_brief}");
+    assert!(en_detailed.contains("\n- Next step: add a metric for lock waits.\n"), "{en_detailed}");
+    assert!(zh_brief.starts_with("用户请求: 商品详情接口太慢了"), "{zh_brief}");
+    assert!(zh_brief.contains("\n结论与决定: 已完成：库存查询加了 30 秒的内存缓存（src/api/stock.rs）"), "{zh_brief}");
+    assert!(zh_detailed.contains("\n- 决定：缓存按商品 ID 分片，写库存时主动失效。\n"), "{zh_detailed}");
 }

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::store::{Observation, PRIVATE_PLACEHOLDER};
+use crate::store::{Kind, Observation, PRIVATE_PLACEHOLDER};
 use crate::text::clip;
 
 /// The most characters in a brief summary.
@@ -44,16 +44,18 @@ pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
     if public.is_empty() {
         return None;
     }
-    let of_kind = |kinds: &[&str]| -> Vec<&Observation> {
-        public.iter().copied().filter(|o| kinds.contains(&o.kind.as_str())).collect()
-    };
-    let asked = distinct(of_kind(&["user"]).iter().map(|o| one_line(&o.content)));
-    let concluded = distinct(of_kind(&["response", "decision"]).iter().map(|o| one_line(&o.content)));
-    let tool_rows = of_kind(&["tool"]);
+    let of_kind =
+        |kinds: &[Kind]| -> Vec<&Observation> { public.iter().copied().filter(|o| kinds.contains(&o.kind)).collect() };
+    let asked = distinct(of_kind(&[Kind::User]).iter().map(|o| one_line(&o.content)));
+    // An answer stands for itself in its first line; a `decision` row (the
+    // model-response plugin's) is a list under headings, and each item counts.
+    let answers = distinct(of_kind(&[Kind::Response]).iter().map(|o| one_line(&o.content)));
+    let concluded = distinct(of_kind(&[Kind::Response, Kind::Decision]).iter().flat_map(|o| conclusions(o)));
+    let tool_rows = of_kind(&[Kind::Tool]);
     let actions =
         distinct(tool_rows.iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("tool"), action(&o.content))));
     let errors = distinct(
-        of_kind(&["error"])
+        of_kind(&[Kind::Error])
             .iter()
             .map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("error"), failure(&o.content))),
     );
@@ -65,7 +67,7 @@ pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
     if let Some(first) = asked.first() {
         brief.push(format!("{}: {}{}", labels.asked, clip(first, 240), more(asked.len(), labels)));
     }
-    if let Some(last) = concluded.last() {
+    if let Some(last) = answers.last().or(concluded.last()) {
         brief.push(format!("{}: {}", labels.concluded, clip(last, 360)));
     }
     if !tool_counts.is_empty() {
@@ -115,12 +117,26 @@ fn one_line(text: &str) -> String {
     line.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// What a response or decision row concluded: an answer's first line, or
+/// each item of a decision's list, its headings ("Conclusions:") left out.
+fn conclusions(row: &Observation) -> Vec<String> {
+    if row.kind != Kind::Decision {
+        return vec![one_line(&row.content)];
+    }
+    row.content
+        .lines()
+        .map(|line| line.trim().trim_start_matches(['-', '*']).trim())
+        .filter(|line| !line.is_empty() && !line.ends_with([':', '：']))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// What a tool was asked to do, from its recorded input: the command, file,
 /// pattern or address when the input names one, else its first line.
 fn action(content: &str) -> String {
     let input = content.lines().next().unwrap_or_default();
     if let Ok(serde_json::Value::Object(fields)) = serde_json::from_str::<serde_json::Value>(input) {
-        for key in ["command", "file_path", "path", "pattern", "url", "query", "description"] {
+        for key in ["command", "file_path", "pattern", "path", "url", "query", "description"] {
             if let Some(serde_json::Value::String(value)) = fields.get(key) {
                 return one_line(value);
             }

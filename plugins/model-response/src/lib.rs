@@ -49,7 +49,14 @@ impl Guest for ModelResponse {
             return Ok(Vec::new());
         }
         let mut content = String::new();
-        for (title, items) in [("Conclusions", &conclusions), ("Decisions", &decisions), ("Next steps", &next)] {
+        // Headings in the answer's language, so that a Chinese session's
+        // summary reads as Chinese throughout.
+        let titles = if mostly_chinese(answer) {
+            ["结论", "决定", "下一步"]
+        } else {
+            ["Conclusions", "Decisions", "Next steps"]
+        };
+        for (title, items) in titles.into_iter().zip([&conclusions, &decisions, &next]) {
             if !items.is_empty() {
                 content.push_str(&format!("{title}:\n"));
                 items.iter().for_each(|i| content.push_str(&format!("- {i}\n")));
@@ -64,17 +71,23 @@ impl Guest for ModelResponse {
     }
 }
 
-/// Sentences and list items, trimmed, in order.
+/// Sentences and list items, trimmed, in order. A full stop ends a
+/// sentence only before white space or the end, so that a file name
+/// (`src/api/stock.rs`) or a figure (`4.9 ms`) stays whole.
 fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
-    for c in text.chars() {
-        if c == '\n' {
-            push(&mut out, &mut current);
-            continue;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\n' {
+            current.push(c);
         }
-        current.push(c);
-        if matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '；') {
+        let ends = match c {
+            '\n' | '。' | '！' | '？' | '；' => true,
+            '.' | '!' | '?' => chars.peek().is_none_or(|next| next.is_whitespace()),
+            _ => false,
+        };
+        if ends {
             push(&mut out, &mut current);
         }
     }
@@ -84,12 +97,18 @@ fn sentences(text: &str) -> Vec<String> {
 
 fn push(out: &mut Vec<String>, current: &mut String) {
     let sentence = current.trim().trim_start_matches(['-', '*', ' ']).trim();
-    // A sentence ending inside a code span or a file name ("pool.rs") is
-    // joined back to what follows by being too short to stand alone.
+    // A list number ("1.") is not a sentence.
     if sentence.chars().count() > 3 {
         out.push(sentence.to_owned());
     }
     current.clear();
+}
+
+/// Whether the answer is mostly Chinese, by letters.
+fn mostly_chinese(text: &str) -> bool {
+    let letters = text.chars().filter(|c| c.is_alphabetic());
+    let (han, all) = letters.fold((0, 0), |(h, a), c| (h + usize::from(('\u{4e00}'..='\u{9fff}').contains(&c)), a + 1));
+    all > 0 && han * 3 >= all
 }
 
 export!(ModelResponse);
