@@ -167,7 +167,7 @@ fn clients(cwd: &Path) -> Vec<Check> {
     let mut checks = Vec::new();
     for client in install::CLIENTS {
         for (root, global) in &scopes {
-            let target = Target { root: root.clone(), global: *global, bin: bin.clone(), home: None };
+            let target = Target { root: root.clone(), global: *global, shared: false, bin: bin.clone(), home: None };
             let Ok(found) = install::find(client, &target) else { continue };
             let flag = if *global { " --global" } else { "" };
             let name = format!("client {client}{}", if *global { " (global)" } else { "" });
@@ -228,9 +228,7 @@ fn runs(binary: &str) -> Result<Runs, String> {
     let path = if named.components().count() > 1 {
         named.to_owned()
     } else {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let found = std::env::split_paths(&path).map(|dir| dir.join(binary)).find(|p| p.is_file());
-        found.ok_or_else(|| "is not on PATH".to_owned())?
+        install::on_path(binary).ok_or_else(|| "is not on PATH".to_owned())?
     };
     if !path.is_file() {
         return Err("does not exist".to_owned());

@@ -91,7 +91,7 @@ fn a_bad_config_and_a_missing_plugin_fail_with_fixes() {
 #[test]
 fn a_client_config_for_another_binary_and_a_spool_backlog_are_problems() {
     let home = healthy();
-    let settings = home.work().join(".claude/settings.json");
+    let settings = home.work().join(".claude/settings.local.json");
     let text = std::fs::read_to_string(&settings).unwrap();
     let bin = std::path::Path::new(crate::util::bin()).canonicalize().unwrap();
     std::fs::write(&settings, text.replace(&bin.display().to_string(), "/old/place/trae-mem")).unwrap();
@@ -130,7 +130,11 @@ fn hand_written_hooks_are_recognised_and_install_replaces_them() {
     let client = check(&run.json(), "client claude-code").clone();
     assert_eq!(client["ok"], true, "{run}");
 
-    home.run(&["install", "claude-code"], None).ok();
+    // A personal install adds no second set beside the team's.
+    let personal = home.run(&["install", "claude-code"], None).ok();
+    assert!(personal.stdout.contains("no personal hooks added"), "{personal}");
+    assert!(!home.work().join(".claude/settings.local.json").exists(), "{personal}");
+    home.run(&["install", "claude-code", "--shared"], None).ok();
     let installed: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     for (event, entries) in installed["hooks"].as_object().unwrap() {
         let commands: Vec<&str> = entries
@@ -151,7 +155,7 @@ fn hand_written_hooks_are_recognised_and_install_replaces_them() {
 #[test]
 fn hooks_that_run_another_working_copy_are_no_problem_but_a_broken_one_is() {
     let home = healthy();
-    let settings = home.work().join(".claude/settings.json");
+    let settings = home.work().join(".claude/settings.local.json");
     let text = std::fs::read_to_string(&settings).unwrap();
     let bin = std::path::Path::new(crate::util::bin()).canonicalize().unwrap();
     let copy = home.work().join("other/trae-mem");

@@ -9,7 +9,7 @@ use crate::util::{Home, bin};
 
 /// The files each client's project install writes, relative to the project.
 const WRITTEN: &[(&str, &[&str])] = &[
-    ("claude-code", &[".claude/settings.json", ".mcp.json"]),
+    ("claude-code", &[".claude/settings.local.json"]),
     ("cursor", &[".cursor/hooks.json", ".cursor/mcp.json"]),
     ("codex", &[".codex/hooks.json", ".codex/config.toml"]),
     ("gemini", &[".gemini/settings.json"]),
@@ -19,6 +19,16 @@ const WRITTEN: &[(&str, &[&str])] = &[
 
 fn binary() -> String {
     Path::new(bin()).canonicalize().unwrap().to_string_lossy().into_owned()
+}
+
+/// The user's home directory (HOME) of a test home.
+fn user_home(home: &Home) -> PathBuf {
+    home.work().parent().unwrap().to_owned()
+}
+
+/// Where install keeps the original of `file`: in the trae-mem home.
+fn backup_of(home: &Home, file: &Path) -> PathBuf {
+    home.home().join("install-backups").join(file.to_string_lossy().replace('/', "%"))
 }
 
 fn golden_dir() -> PathBuf {
@@ -102,7 +112,7 @@ fn install_merges_beside_other_hooks_and_settings_and_is_idempotent() {
     let home = Home::new();
     let settings = home.work().join(".claude/settings.json");
     home.write("work/.claude/settings.json", USER_SETTINGS.as_bytes());
-    let first = home.run(&["install", "claude-code"], None).ok();
+    let first = home.run(&["install", "claude-code", "--shared"], None).ok();
     assert!(first.stdout.contains("original kept in"), "{first}");
     let merged: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(merged["model"], "opus");
@@ -111,12 +121,11 @@ fn install_merges_beside_other_hooks_and_settings_and_is_idempotent() {
     let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(pre.len(), 2, "the user's hook, then trae-mem's: {pre:#?}");
     assert_eq!(pre[0]["hooks"][0]["command"], "~/bin/guard.sh");
-    assert_eq!(pre[1]["hooks"][0]["command"], format!("{} hook --client claude-code --event PreToolUse", binary()));
-    let backup = home.work().join(".claude/settings.json.trae-mem.bak");
-    assert_eq!(std::fs::read_to_string(&backup).unwrap(), USER_SETTINGS);
+    assert_eq!(pre[1]["hooks"][0]["command"], "trae-mem hook --client claude-code --event PreToolUse");
+    assert_eq!(std::fs::read_to_string(backup_of(&home, &settings)).unwrap(), USER_SETTINGS);
 
     let before = snapshot(&home.work());
-    let second = home.run(&["install", "claude-code"], None).ok();
+    let second = home.run(&["install", "claude-code", "--shared"], None).ok();
     assert_eq!(second.stdout, "already installed; nothing changed\n");
     assert_eq!(snapshot(&home.work()), before, "a second install changes no file");
 }
@@ -125,7 +134,7 @@ fn install_merges_beside_other_hooks_and_settings_and_is_idempotent() {
 fn uninstall_restores_every_client_config_exactly() {
     // The user's configs before install, where each client has one.
     let originals: &[(&str, &str, &str)] = &[
-        ("claude-code", ".claude/settings.json", USER_SETTINGS),
+        ("claude-code", ".claude/settings.local.json", USER_SETTINGS),
         (
             "cursor",
             ".cursor/hooks.json",
@@ -215,7 +224,7 @@ fn install_keeps_the_order_of_the_users_keys_and_uninstall_gives_the_file_back()
 }
 "#;
     home.write("work/.claude/settings.json", original.as_bytes());
-    home.run(&["install", "claude-code"], None).ok();
+    home.run(&["install", "claude-code", "--shared"], None).ok();
     let installed = std::fs::read_to_string(&settings).unwrap();
     assert_eq!(key_order(&installed), ["permissions", "model", "hooks", "env"]);
     let value: serde_json::Value = serde_json::from_str(&installed).unwrap();
@@ -225,8 +234,8 @@ fn install_keeps_the_order_of_the_users_keys_and_uninstall_gives_the_file_back()
     assert_eq!(env_keys, ["RUST_LOG", "CARGO_TERM_COLOR"]);
 
     // Without the backup, uninstall writes the document itself back.
-    std::fs::remove_file(home.work().join(".claude/settings.json.trae-mem.bak")).unwrap();
-    home.run(&["uninstall", "claude-code"], None).ok();
+    std::fs::remove_file(backup_of(&home, &settings)).unwrap();
+    home.run(&["uninstall", "claude-code", "--shared"], None).ok();
     let restored = std::fs::read_to_string(&settings).unwrap();
     let pretty = |text: &str| serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(text).unwrap());
     assert_eq!(pretty(&restored).unwrap(), pretty(original).unwrap(), "the same keys, values and order");
@@ -236,12 +245,21 @@ fn install_keeps_the_order_of_the_users_keys_and_uninstall_gives_the_file_back()
 fn a_chosen_home_is_named_in_every_mcp_entry() {
     let home = Home::new();
     let chosen = home.home().display().to_string();
-    for (client, mcp_file) in [
-        ("claude-code", ".mcp.json"),
-        ("cursor", ".cursor/mcp.json"),
-        ("gemini", ".gemini/settings.json"),
-        ("trae", ".trae/mcp.json"),
-    ] {
+    let user_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(user_home(&home).join(".claude.json")).unwrap_or_default())
+            .unwrap_or_default();
+    assert!(user_json.is_null(), "nothing there yet");
+    home.run(&["install", "claude-code"], None).ok();
+    let user_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(user_home(&home).join(".claude.json")).unwrap()).unwrap();
+    let project = home.work().canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        user_json["projects"][&project]["mcpServers"]["trae-mem"]["args"],
+        serde_json::json!(["--home", chosen, "mcp"])
+    );
+    for (client, mcp_file) in
+        [("cursor", ".cursor/mcp.json"), ("gemini", ".gemini/settings.json"), ("trae", ".trae/mcp.json")]
+    {
         home.run(&["install", client], None).ok();
         let config: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(home.work().join(mcp_file)).unwrap()).unwrap();
@@ -257,17 +275,89 @@ fn global_installs_honour_each_clients_own_config_home() {
     let home = Home::new();
     let codex_home = home.work().join("elsewhere/codex");
     let claude_home = home.work().join("elsewhere/claude");
-    for (client, variable, dir) in
-        [("codex", "CODEX_HOME", &codex_home), ("claude-code", "CLAUDE_CONFIG_DIR", &claude_home)]
-    {
+    let gemini_home = home.work().join("elsewhere/gemini");
+    for (client, variable, dir) in [
+        ("codex", "CODEX_HOME", &codex_home),
+        ("claude-code", "CLAUDE_CONFIG_DIR", &claude_home),
+        ("gemini", "GEMINI_CLI_HOME", &gemini_home),
+    ] {
         let run = home.run_env(&["install", client, "--global"], &[(variable, dir.to_str().unwrap())], None).ok();
         assert!(dir.is_dir(), "{client}: {run}");
     }
     assert!(codex_home.join("hooks.json").is_file() && codex_home.join("config.toml").is_file());
     assert!(claude_home.join("settings.json").is_file() && claude_home.join(".claude.json").is_file());
+    assert!(gemini_home.join(".gemini/settings.json").is_file());
     let user_home = home.work().parent().unwrap().to_owned();
-    assert!(!user_home.join(".codex").exists() && !user_home.join(".claude").exists());
+    for dir in [".codex", ".claude", ".gemini"] {
+        assert!(!user_home.join(dir).exists(), "{dir} written in the home");
+    }
     let run =
         home.run_env(&["install", "codex", "--global"], &[("CODEX_HOME", codex_home.to_str().unwrap())], None).ok();
     assert!(run.stdout.contains("/hooks"), "install codex says how to trust its hooks: {run}");
+}
+
+/// Every file under `dir` whose name says it is a backup.
+fn stray_backups(dir: &Path) -> Vec<PathBuf> {
+    snapshot(dir).into_iter().map(|(p, _)| p).filter(|p| p.to_string_lossy().contains(".bak")).collect()
+}
+
+#[test]
+fn a_project_install_is_personal_unless_shared_with_the_team() {
+    let home = Home::new();
+    let project = home.work().canonicalize().unwrap().display().to_string();
+    let user_json = user_home(&home).join(".claude.json");
+    let user_original = "{\"numStartups\": 3, \"projects\": {\"/elsewhere\": {\"allowedTools\": []}}}\n";
+    std::fs::write(&user_json, user_original).unwrap();
+    let team_original = "{\"permissions\": {\"allow\": [\"Bash(ls:*)\"]}}\n";
+    home.write("work/.claude/settings.json", team_original.as_bytes());
+
+    // Personal: uncommitted files only, with this binary's absolute path.
+    home.run(&["install", "claude-code"], None).ok();
+    let local = std::fs::read_to_string(home.work().join(".claude/settings.local.json")).unwrap();
+    assert!(local.contains(&format!("{} hook --client claude-code --event SessionStart", binary())), "{local}");
+    assert_eq!(std::fs::read_to_string(home.work().join(".claude/settings.json")).unwrap(), team_original);
+    assert!(!home.work().join(".mcp.json").exists());
+    let user: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&user_json).unwrap()).unwrap();
+    assert_eq!(user["projects"][&project]["mcpServers"]["trae-mem"]["command"], binary());
+    assert_eq!(user["projects"]["/elsewhere"]["allowedTools"], serde_json::json!([]), "other projects kept");
+    assert_eq!(user["numStartups"], 3);
+    home.run(&["uninstall", "claude-code"], None).ok();
+    assert_eq!(std::fs::read_to_string(&user_json).unwrap(), user_original, "~/.claude.json given back");
+    assert!(!home.work().join(".claude/settings.local.json").exists());
+
+    // Shared: the committed files, a portable command, no home of this
+    // machine, and no backup left in the project.
+    let run = home.run(&["install", "claude-code", "--shared"], None).ok();
+    assert!(run.stderr.contains("`trae-mem` is not on your PATH"), "{run}");
+    let team = std::fs::read_to_string(home.work().join(".claude/settings.json")).unwrap();
+    assert!(!team.contains(&binary()) && !team.contains(&home.home().display().to_string()), "{team}");
+    let mcp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(home.work().join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(mcp["mcpServers"]["trae-mem"], serde_json::json!({"command": "trae-mem", "args": ["mcp"]}));
+    assert_eq!(stray_backups(&home.work()), Vec::<PathBuf>::new());
+
+    // The shared command runs as a teammate's client runs it: by name, from PATH.
+    let settings: serde_json::Value = serde_json::from_str(&team).unwrap();
+    let command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap();
+    assert_eq!(command, "trae-mem hook --client claude-code --event UserPromptSubmit");
+    let bin_dir = Path::new(bin()).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let payload = serde_json::json!({"session_id": "t", "cwd": home.work(), "prompt": "shared hooks work"});
+    let mut sh = std::process::Command::new("sh");
+    sh.current_dir(home.work()).env("TRAE_MEM_HOME", home.home()).env("PATH", &path).args(["-c", command]);
+    crate::util::run_command(sh, &["sh", "-c", command], Some(payload.to_string().as_bytes())).ok();
+    let stored: String =
+        home.db().query_row("SELECT content FROM observations WHERE kind = 'user'", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, "shared hooks work");
+    // With PATH set, no warning.
+    let again = home.run_env(&["install", "claude-code", "--shared"], &[("PATH", &path)], None).ok();
+    assert_eq!(again.stderr, "", "{again}");
+
+    home.run(&["uninstall", "claude-code", "--shared"], None).ok();
+    assert_eq!(std::fs::read_to_string(home.work().join(".claude/settings.json")).unwrap(), team_original);
+    assert!(!home.work().join(".mcp.json").exists());
+
+    // A client without a personal project file says how to share instead.
+    let cursor = home.run(&["install", "cursor"], None).ok();
+    assert!(cursor.stdout.contains("install with --shared"), "{cursor}");
 }

@@ -21,13 +21,20 @@ pub struct Scope {
     /// Configure the client for every project, in the user's home directory.
     #[arg(long)]
     global: bool,
+    /// Write the project's committed config, for the whole team: it runs
+    /// `trae-mem` from PATH rather than this binary's path, and names no
+    /// home. Without it, Claude Code's hooks go to your own
+    /// .claude/settings.local.json and its MCP server to ~/.claude.json.
+    #[arg(long, conflicts_with = "global")]
+    shared: bool,
 }
 
 /// Make a coding agent run trae-mem: write its hooks (and MCP registration).
 ///
 /// Merges into the client's existing config, keeping every other hook and
-/// setting; a second run changes nothing. The original file is kept as
-/// <file>.trae-mem.bak. The config runs this binary by its absolute path.
+/// setting; a second run changes nothing. Each original file is kept in the
+/// trae-mem home (install-backups/) until uninstall. The config runs this
+/// binary by its absolute path, except with --shared.
 #[derive(Debug, Args)]
 pub struct InstallCmd {
     #[command(flatten)]
@@ -43,46 +50,65 @@ pub struct UninstallCmd {
 
 impl InstallCmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let target = self.scope.target(env)?;
-        report(&install::install(&self.scope.client, &target)?, "already installed; nothing changed");
-        if self.scope.client == "codex" {
-            println!(
-                "Codex runs only the hooks you trust: start codex{}, open /hooks and trust trae-mem's hooks \
-                 (again after trae-mem moves: trust follows the command).",
-                if self.scope.global { "" } else { " in this project, trust the project," }
-            );
-        }
-        Ok(())
+        let (target, backups) = self.scope.target(env)?;
+        report(&install::install(&self.scope.client, &target, &backups)?, "already installed; nothing changed");
+        self.scope.advise(&target)
     }
 }
 
 impl UninstallCmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let target = self.scope.target(env)?;
-        report(&install::uninstall(&self.scope.client, &target)?, "not installed; nothing changed");
+        let (target, backups) = self.scope.target(env)?;
+        report(&install::uninstall(&self.scope.client, &target, &backups)?, "not installed; nothing changed");
         Ok(())
     }
 }
 
 impl Scope {
-    fn target(&self, env: &Env) -> Result<Target> {
+    /// Where to write, and where the originals are kept.
+    fn target(&self, env: &Env) -> Result<(Target, PathBuf)> {
         let root = if self.global {
             std::env::var_os("HOME").map(PathBuf::from).context("--global needs HOME to be set")?
         } else {
             let dir = self.project.clone().unwrap_or_else(|| env.cwd.clone());
             dir.canonicalize().with_context(|| format!("no project directory {}", dir.display()))?
         };
+        let config = env.load_config()?;
+        let trae_mem_home = std::path::absolute(&config.home).unwrap_or(config.home);
         // A home chosen by --home or TRAE_MEM_HOME is named in the MCP
         // entry: not every client passes its environment on to MCP servers.
+        // Not in a shared config: it is this machine's path.
         let chosen = env.home.is_some() || std::env::var_os("TRAE_MEM_HOME").is_some_and(|h| !h.is_empty());
-        let home = match chosen {
-            true => {
-                let home = env.load_config()?.home;
-                Some(std::path::absolute(&home).unwrap_or(home))
-            }
-            false => None,
-        };
-        Ok(Target { root, global: self.global, bin: install::this_binary()?, home })
+        let home = (chosen && !self.shared).then(|| trae_mem_home.clone());
+        let bin = if self.shared { PathBuf::from(install::ON_PATH) } else { install::this_binary()? };
+        let target = Target { root, global: self.global, shared: self.shared, bin, home };
+        Ok((target, trae_mem_home.join("install-backups")))
+    }
+
+    /// What the user should know after installing.
+    fn advise(&self, target: &Target) -> Result<()> {
+        if self.shared && install::on_path(install::ON_PATH).is_none() {
+            eprintln!(
+                "warning: `trae-mem` is not on your PATH, and the shared config runs it from there; \
+                 install it with `cargo install --path . --locked` (each teammate does the same)"
+            );
+        }
+        let committed = install::shared_only_files(&self.client, target)?;
+        if let Some(first) = committed.first() {
+            println!(
+                "{} is the project's own file: if your team commits it, install with --shared \
+                 so that it runs `trae-mem` from PATH rather than this machine's path.",
+                first.display()
+            );
+        }
+        if self.client == "codex" {
+            println!(
+                "Codex runs only the hooks you trust: start codex{}, open /hooks and trust trae-mem's hooks \
+                 (again after trae-mem moves: trust follows the command).",
+                if self.global { "" } else { " in this project, trust the project," }
+            );
+        }
+        Ok(())
     }
 }
 

@@ -1,15 +1,13 @@
 //! Rewriting one config file safely: unchanged when nothing changes, a
-//! backup of the user's original before the first change, and on uninstall
-//! the original bytes back when the config is what it was.
+//! backup of the user's original before the first change (kept in the
+//! trae-mem home, not beside the file, where a team would commit it), and
+//! on uninstall the original bytes back when the config is what it was.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use super::Change;
-
-/// The suffix of the backup kept beside a config file.
-pub const BACKUP_SUFFIX: &str = ".trae-mem.bak";
 
 /// A config file's format: its text as a document, and back.
 pub trait Format {
@@ -33,10 +31,12 @@ pub enum Action {
     Uninstall,
 }
 
-pub fn backup_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(BACKUP_SUFFIX);
-    PathBuf::from(name)
+/// Where the original of `path` is kept in `backups`: its absolute path
+/// as one file name (`%home%me%proj%.claude%settings.json`), so that
+/// every config has its own and a person can tell which is which.
+pub fn backup_path(backups: &Path, path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    backups.join(absolute.to_string_lossy().replace(['/', '\\'], "%"))
 }
 
 /// Reads a file, None when it does not exist.
@@ -53,6 +53,7 @@ pub fn read_optional(path: &Path) -> Result<Option<String>> {
 /// what the edit is about, for the printed change.
 pub fn rewrite<F: Format>(
     path: &Path,
+    backup: &Path,
     action: Action,
     what: &str,
     edit: impl FnOnce(&mut F::Doc),
@@ -64,14 +65,16 @@ pub fn rewrite<F: Format>(
     if F::canonical(&old_doc) == F::canonical(&doc) {
         return Ok(None);
     }
-    let backup = backup_path(path);
     let change = |how: String| Some(Change { path: path.to_owned(), what: format!("{how}: {what}") });
     let new = F::print(&doc);
     match (action, new) {
         (Action::Install, Some(text)) => {
             let mut how = if old.is_some() { "updated".to_owned() } else { "created".to_owned() };
             if old.is_some() && !backup.exists() {
-                std::fs::copy(path, &backup).with_context(|| format!("cannot back up {}", path.display()))?;
+                if let Some(dir) = backup.parent() {
+                    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+                }
+                std::fs::copy(path, backup).with_context(|| format!("cannot back up {}", path.display()))?;
                 how = format!("updated (original kept in {})", backup.display());
             }
             write(path, &text)?;
@@ -79,11 +82,11 @@ pub fn rewrite<F: Format>(
         }
         (_, new) => {
             // The original, byte for byte, when the edit made it again.
-            if let Some(original) = read_optional(&backup)? {
-                let original_doc = F::parse(&original, &backup)?;
+            if let Some(original) = read_optional(backup)? {
+                let original_doc = F::parse(&original, backup)?;
                 if F::canonical(&original_doc) == F::canonical(&doc) {
                     write(path, &original)?;
-                    std::fs::remove_file(&backup).with_context(|| format!("cannot remove {}", backup.display()))?;
+                    std::fs::remove_file(backup).with_context(|| format!("cannot remove {}", backup.display()))?;
                     return Ok(change(format!("restored from {}", backup.display())));
                 }
             }

@@ -121,6 +121,33 @@ pub fn remove_mcp_server(doc: &mut Map<String, Value>) {
     }
 }
 
+/// One project's entry in `~/.claude.json` (`projects` → its path).
+pub fn project_entry<'a>(doc: &'a Map<String, Value>, project: &Path) -> Option<&'a Map<String, Value>> {
+    doc.get("projects")?.get(project.to_string_lossy().as_ref())?.as_object()
+}
+
+/// Edits one project's entry in `~/.claude.json`, creating it as needed
+/// and removing what the edit leaves empty.
+pub fn edit_project_entry(doc: &mut Map<String, Value>, project: &Path, edit: impl FnOnce(&mut Map<String, Value>)) {
+    let key = project.to_string_lossy().into_owned();
+    let projects = doc.entry("projects").or_insert_with(|| json!({}));
+    if !projects.is_object() {
+        *projects = json!({});
+    }
+    let projects = projects.as_object_mut().expect("an object");
+    let entry = projects.entry(key.clone()).or_insert_with(|| json!({}));
+    if !entry.is_object() {
+        *entry = json!({});
+    }
+    edit(entry.as_object_mut().expect("an object"));
+    if projects[&key].as_object().is_some_and(Map::is_empty) {
+        projects.remove(&key);
+    }
+    if projects.is_empty() {
+        doc.remove("projects");
+    }
+}
+
 /// The binaries a JSON config runs trae-mem from: its hooks and its MCP server.
 pub fn binaries(doc: &Map<String, Value>) -> Vec<String> {
     let hooks = doc.get("hooks").and_then(Value::as_object).into_iter().flat_map(|h| h.values());

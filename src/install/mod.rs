@@ -7,9 +7,17 @@
 //! A `trae-mem hook` written by hand (the README's JSON) counts as
 //! trae-mem's too, so install replaces it rather than adding a second hook
 //! that would store every event twice.
-//! Each file is backed up once, before its first change, as
-//! `<file>.trae-mem.bak`; uninstall puts those bytes back when the config
-//! means what it meant before.
+//! Each file is backed up once, before its first change, into the
+//! trae-mem home (never beside it: a project's `.claude/` is committed);
+//! uninstall puts those bytes back when the config means what it meant
+//! before.
+//!
+//! A project install is personal by default: Claude Code gets its hooks in
+//! `.claude/settings.local.json` and its MCP server in the user's
+//! `~/.claude.json`, both uncommitted, with this binary's absolute path.
+//! `--shared` writes the committed files (`.claude/settings.json`,
+//! `.mcp.json`) with `trae-mem` found on `PATH`, so that they work on every
+//! teammate's machine.
 
 mod cline;
 mod codex_toml;
@@ -46,7 +54,11 @@ pub struct Target {
     /// The project directory, or the home directory for `--global`.
     pub root: PathBuf,
     pub global: bool,
-    /// The trae-mem binary the configs run.
+    /// The project's committed config, for the whole team, rather than the
+    /// user's own (`--shared`).
+    pub shared: bool,
+    /// The trae-mem binary the configs run: an absolute path, or the bare
+    /// name `trae-mem` (from `PATH`) in a shared config.
     pub bin: PathBuf,
     /// The home the MCP server must open, when it is not the one it would
     /// find by itself: some clients (Codex) start MCP servers with only a
@@ -68,6 +80,7 @@ impl Target {
 
     /// Where a client keeps its user-wide config: its own variable when set
     /// (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`), else `dir` under the home.
+    /// (Gemini CLI's `GEMINI_CLI_HOME` replaces the home itself.)
     fn client_home(&self, variable: &str, dir: &str) -> PathBuf {
         match std::env::var_os(variable).filter(|v| !v.is_empty()) {
             Some(own) if self.global => PathBuf::from(own),
@@ -90,24 +103,42 @@ pub struct Found {
     pub binary: String,
 }
 
-/// Writes `client`'s configuration for `target`; returns what changed
-/// (nothing when it is already installed).
-pub fn install(client: &str, target: &Target) -> Result<Vec<Change>> {
-    apply(client, target, Action::Install)
+/// The bare command a shared config runs: whatever `trae-mem` is on `PATH`.
+pub const ON_PATH: &str = "trae-mem";
+
+/// Writes `client`'s configuration for `target`, keeping each original in
+/// `backups`; returns what changed (nothing when it is already installed).
+pub fn install(client: &str, target: &Target, backups: &Path) -> Result<Vec<Change>> {
+    apply(client, target, backups, Action::Install)
 }
 
 /// Removes what `install` added for `client`.
-pub fn uninstall(client: &str, target: &Target) -> Result<Vec<Change>> {
-    apply(client, target, Action::Uninstall)
+pub fn uninstall(client: &str, target: &Target, backups: &Path) -> Result<Vec<Change>> {
+    apply(client, target, backups, Action::Uninstall)
 }
 
-/// The configs of `client` under `target` that run trae-mem.
+/// Project files of `client` that teammates share (committed), which a
+/// personal install writes too because the client has no personal file.
+pub fn shared_only_files(client: &str, target: &Target) -> Result<Vec<PathBuf>> {
+    if target.global || target.shared || client == "claude-code" {
+        return Ok(Vec::new());
+    }
+    Ok(files(client, target)?.into_iter().map(|f| f.path).collect())
+}
+
+/// The configs of `client` under `target` that run trae-mem, personal and
+/// shared alike.
 pub fn find(client: &str, target: &Target) -> Result<Vec<Found>> {
     let mut found = Vec::new();
     let mut add = |path: PathBuf, binaries: Vec<String>| {
         found.extend(binaries.into_iter().map(|binary| Found { path: path.clone(), binary }));
     };
-    for file in files(client, target)? {
+    let mut all = files(client, &Target { shared: false, ..target.clone() })?;
+    if !target.global {
+        all.extend(files(client, &Target { shared: true, ..target.clone() })?);
+        all.dedup_by(|a, b| a.path == b.path);
+    }
+    for file in all {
         let text = file::read_optional(&file.path)?.unwrap_or_default();
         match file.kind {
             Kind::ClineScripts => {
@@ -119,6 +150,11 @@ pub fn find(client: &str, target: &Target) -> Result<Vec<Found>> {
                 file.path.clone(),
                 codex_toml::binary(&codex_toml::Toml::parse(&text, &file.path)?).into_iter().collect(),
             ),
+            Kind::ClaudeProjectMcp => {
+                let doc = Json::parse(&text, &file.path)?;
+                let project = json::project_entry(&doc, &target.root);
+                add(file.path.clone(), project.map(json::binaries).unwrap_or_default());
+            }
             _ => add(file.path.clone(), json::binaries(&Json::parse(&text, &file.path)?)),
         }
     }
@@ -137,6 +173,9 @@ enum Kind {
     CursorHooks,
     /// `mcpServers` in a JSON file.
     JsonMcp,
+    /// `mcpServers` of one project in `~/.claude.json` (Claude Code's
+    /// "local" scope: this user, this project).
+    ClaudeProjectMcp,
     /// `[mcp_servers]` in Codex's `config.toml`.
     CodexMcp,
     /// A directory of Cline scripts.
@@ -183,16 +222,29 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
     let root = &target.root;
     let file = |path: PathBuf, kind| File { path, kind };
     Ok(match client {
+        "claude-code" if target.shared => {
+            vec![
+                file(root.join(".claude/settings.json"), Kind::NestedHooks),
+                file(root.join(".mcp.json"), Kind::JsonMcp),
+            ]
+        }
         "claude-code" => {
             let config = target.client_home("CLAUDE_CONFIG_DIR", ".claude");
-            // User-scope MCP servers live in ~/.claude.json (inside
-            // CLAUDE_CONFIG_DIR when that is set), project ones in .mcp.json.
-            let mcp = match (target.global, std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty())) {
-                (true, Some(_)) => config.join(".claude.json"),
-                (true, None) => root.join(".claude.json"),
-                (false, _) => root.join(".mcp.json"),
+            // MCP servers of the user's own live in ~/.claude.json (inside
+            // CLAUDE_CONFIG_DIR when that is set): at its top for every
+            // project, under `projects` for one.
+            let user_json = match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+                Some(dir) => PathBuf::from(dir).join(".claude.json"),
+                None if target.global => root.join(".claude.json"),
+                None => user_home()?.join(".claude.json"),
             };
-            vec![file(config.join("settings.json"), Kind::NestedHooks), file(mcp, Kind::JsonMcp)]
+            match target.global {
+                true => vec![file(config.join("settings.json"), Kind::NestedHooks), file(user_json, Kind::JsonMcp)],
+                false => vec![
+                    file(root.join(".claude/settings.local.json"), Kind::NestedHooks),
+                    file(user_json, Kind::ClaudeProjectMcp),
+                ],
+            }
         }
         "cursor" => {
             vec![
@@ -204,7 +256,15 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
             let config = target.client_home("CODEX_HOME", ".codex");
             vec![file(config.join("hooks.json"), Kind::NestedHooks), file(config.join("config.toml"), Kind::CodexMcp)]
         }
-        "gemini" => vec![file(root.join(".gemini/settings.json"), Kind::GeminiHooks)],
+        "gemini" => {
+            // GEMINI_CLI_HOME stands in for the home directory, not for
+            // its .gemini folder.
+            let home = match std::env::var_os("GEMINI_CLI_HOME").filter(|v| !v.is_empty()) {
+                Some(own) if target.global => PathBuf::from(own),
+                _ => root.clone(),
+            };
+            vec![file(home.join(".gemini/settings.json"), Kind::GeminiHooks)]
+        }
         "cline" if target.global => vec![file(root.join("Documents/Cline/Rules/Hooks"), Kind::ClineScripts)],
         "cline" => vec![file(root.join(".clinerules/hooks"), Kind::ClineScripts)],
         "trae" if target.global => {
@@ -217,10 +277,22 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
     })
 }
 
-fn apply(client: &str, target: &Target, action: Action) -> Result<Vec<Change>> {
+/// The first file called `name` in a directory on `PATH`, as a shell finds it.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(name)).find(|p| p.is_file())
+}
+
+/// The user's home directory, where personal configs live.
+fn user_home() -> Result<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).context("HOME is not set")
+}
+
+fn apply(client: &str, target: &Target, backups: &Path, action: Action) -> Result<Vec<Change>> {
     let mut changes = Vec::new();
     for file in files(client, target)? {
         let path = &file.path;
+        let backup = file::backup_path(backups, path);
+        let backup = backup.as_path();
         let bin = &target.bin;
         let mcp_args = target.mcp_args();
         let install = action == Action::Install;
@@ -233,27 +305,44 @@ fn apply(client: &str, target: &Target, action: Action) -> Result<Vec<Change>> {
                 changes.extend(cline::uninstall(path)?);
                 continue;
             }
-            Kind::CodexMcp => rewrite::<codex_toml::Toml>(path, action, "MCP server trae-mem", |doc| {
+            Kind::CodexMcp => rewrite::<codex_toml::Toml>(path, backup, action, "MCP server trae-mem", |doc| {
                 if install {
                     codex_toml::set_mcp_server(doc, bin, &mcp_args);
                 } else {
                     codex_toml::remove_mcp_server(doc);
                 }
             })?,
-            Kind::JsonMcp => rewrite::<Json>(path, action, "MCP server trae-mem", |doc| {
+            Kind::JsonMcp => rewrite::<Json>(path, backup, action, "MCP server trae-mem", |doc| {
                 if install {
                     json::set_mcp_server(doc, bin, &mcp_args);
                 } else {
                     json::remove_mcp_server(doc);
                 }
             })?,
+            Kind::ClaudeProjectMcp => {
+                let what = format!("MCP server trae-mem for {}", target.root.display());
+                rewrite::<Json>(path, backup, action, &what, |doc| {
+                    json::edit_project_entry(doc, &target.root, |project| match install {
+                        true => json::set_mcp_server(project, bin, &mcp_args),
+                        false => json::remove_mcp_server(project),
+                    })
+                })?
+            }
+            Kind::NestedHooks if install && let Some(team) = team_hooks(client, target)? => {
+                changes.push(Change {
+                    path: team,
+                    what: "already runs trae-mem for the team; no personal hooks added (they would run it twice)"
+                        .to_owned(),
+                });
+                continue;
+            }
             kind => {
                 let events = events(client);
                 let mut what = format!("hooks on {}", events.join(", "));
                 if let Kind::GeminiHooks = kind {
                     what.push_str(", and MCP server trae-mem");
                 }
-                rewrite::<Json>(path, action, &what, |doc| {
+                rewrite::<Json>(path, backup, action, &what, |doc| {
                     if install {
                         let entries: Vec<(&str, Value)> =
                             events.iter().map(|e| (*e, hook_entry(kind, client, e, bin))).collect();
@@ -276,6 +365,19 @@ fn apply(client: &str, target: &Target, action: Action) -> Result<Vec<Change>> {
         changes.extend(change);
     }
     Ok(changes)
+}
+
+/// The project's committed Claude Code settings, when they already run
+/// `trae-mem hook` (a `--shared` install, or hooks written by hand) and a
+/// personal install would run it a second time.
+fn team_hooks(client: &str, target: &Target) -> Result<Option<PathBuf>> {
+    if client != "claude-code" || target.global || target.shared {
+        return Ok(None);
+    }
+    let settings = target.root.join(".claude/settings.json");
+    let text = file::read_optional(&settings)?.unwrap_or_default();
+    let runs = !json::binaries(&Json::parse(&text, &settings)?).is_empty();
+    Ok(runs.then_some(settings))
 }
 
 /// One event's hook entry in `kind`'s shape.
