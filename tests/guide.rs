@@ -149,3 +149,92 @@ fn the_python_guide_builds_a_plugin_that_a_hook_runs() {
     let log = std::fs::read_to_string(home.home().join("logs/plugins.log")).unwrap();
     assert!(log.contains("todos info: reading a ModelResponse"), "host.log reaches the plugin log\n{log}");
 }
+
+/// Runs `trae-mem hook` in `project` with this payload.
+fn hook_in(home: &Home, project: &Path, payload: serde_json::Value) -> Run {
+    let mut hook = home.command(&["hook"]);
+    hook.current_dir(project);
+    run_command(hook, &["hook"], Some(&serde_json::to_vec(&payload).unwrap())).ok()
+}
+
+#[test]
+fn plugins_new_scaffolds_each_role_that_builds_declares_and_runs_through_a_hook() {
+    let home = Home::new();
+    // One target directory for the three crates, kept between runs: their
+    // dependencies build once. `plugins new` honours CARGO_TARGET_DIR.
+    let shared_target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/plugins-new");
+    let target_env = [("CARGO_TARGET_DIR", shared_target.to_str().unwrap())];
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    for (name, role) in
+        [("todo-notes", "event-handler"), ("ends-sampler", "sampler"), ("counting-summary", "summarizer")]
+    {
+        let krate = home.work().join(format!("plugins/{name}"));
+        let args = ["plugins", "new", name, "--role", role, "--dir", krate.to_str().unwrap()];
+        let created = home.run_env(&args, &target_env, None).ok();
+        let declaration = &created.stdout[created.stdout.find("\n[").unwrap_or_else(|| panic!("{created}")) + 1..];
+
+        // The one build command it printed.
+        let printed = created.stdout.lines().find(|l| l.contains("cargo build")).unwrap().trim();
+        assert_eq!(printed, format!("cd {} && cargo build --release", krate.display()));
+        let mut build = clean_command(&cargo, &krate);
+        build.args(["build", "--release"]).env("CARGO_TARGET_DIR", &shared_target);
+        run_command(build, &["cargo", "build", "--release"], None).ok();
+
+        let project = home.work().join(format!("project-{role}"));
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("trae-mem.toml"), declaration).unwrap();
+        let mut check = home.command(&["plugins", "check"]);
+        check.current_dir(&project);
+        let checked = run_command(check, &["plugins", "check"], None).ok();
+        assert!(checked.stdout.contains(&format!("ok   {name}")), "{checked}");
+
+        let session = json!(format!("s-{role}"));
+        let db = home.db();
+        match role {
+            "event-handler" => {
+                hook_in(
+                    &home,
+                    &project,
+                    json!({"session_id": session, "cwd": project, "hook_event_name": "Stop",
+                    "last_assistant_message": "Done.\nTODO: measure it\nTODO: ship it"}),
+                );
+                let mut stmt = db.prepare("SELECT content FROM observations WHERE kind = 'todo' ORDER BY id").unwrap();
+                let todos: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+                assert_eq!(todos, ["TODO: measure it", "TODO: ship it"]);
+            }
+            "sampler" => {
+                let stdout = format!("first line\n{}\nlast line", "x".repeat(50_000));
+                hook_in(
+                    &home,
+                    &project,
+                    json!({"session_id": session, "cwd": project, "hook_event_name": "PostToolUse",
+                    "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_response": {"stdout": stdout}}),
+                );
+                let (content, tags): (String, String) = db
+                    .query_row("SELECT content, tags_json FROM observations WHERE tool_name = 'Bash'", [], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .unwrap();
+                assert!(content.contains("→ first line\n") && content.contains("\nlast line"), "{content}");
+                assert!(content.contains("characters dropped] …"), "{content}");
+                assert_eq!(tags, "[\"sampled-by:ends-sampler\"]");
+            }
+            _ => {
+                for payload in [
+                    json!({"hook_event_name": "UserPromptSubmit", "prompt": "Make the import faster"}),
+                    json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "cargo bench"},
+                        "tool_response": {"stdout": "ok"}}),
+                    json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
+                ] {
+                    let mut payload = payload;
+                    payload["session_id"] = session.clone();
+                    payload["cwd"] = json!(project);
+                    hook_in(&home, &project, payload);
+                }
+                let brief: String =
+                    db.query_row("SELECT content FROM summaries WHERE level = 'brief'", [], |r| r.get(0)).unwrap();
+                assert_eq!(brief, "1 asked, 1 tool calls, 0 errors. First: Make the import faster");
+            }
+        }
+    }
+}

@@ -13,6 +13,7 @@ pub mod install;
 pub mod mcp;
 pub mod output;
 pub mod plugins;
+pub mod scaffold;
 pub mod search;
 pub mod serve;
 pub mod sessions;

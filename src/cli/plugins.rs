@@ -1,6 +1,7 @@
 //! `trae-mem plugins`: list, check and try the plugins in `trae-mem.toml`.
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -8,10 +9,11 @@ use serde::Serialize;
 
 use super::Env;
 use super::output::{self, Style, plain, styled};
+use super::scaffold::Scaffold;
 use trae_mem::config::Role;
 use trae_mem::plugins::Plugins;
 
-/// List, check and try WebAssembly plugins.
+/// Write, list, check and try WebAssembly plugins.
 ///
 /// Plugins are declared in trae-mem.toml (see plugins/README.md).
 #[derive(Debug, Args)]
@@ -22,6 +24,22 @@ pub struct Cmd {
 
 #[derive(Debug, Subcommand)]
 enum Action {
+    /// Start a plugin: a Rust crate for one role, against the current interface.
+    ///
+    /// The crate builds with `cargo build --release` (for wasm32-wasip2), and
+    /// its src/lib.rs is a small working plugin to change. Prints the
+    /// [[plugins]] block that declares it.
+    New {
+        /// The plugin's name, which is also the crate's.
+        name: String,
+        /// What it does: event-handler (events into observations), sampler
+        /// (shrinks large tool outputs) or summarizer (writes the summaries).
+        #[arg(long, value_parser = ["event-handler", "sampler", "summarizer"])]
+        role: String,
+        /// Where to create the crate. [default: ./NAME]
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// List the declared plugins: name, role, events or tools, path, and whether it is compiled.
     List {
         /// Print JSON: [{name, role, events, tools, path, cached}].
@@ -68,9 +86,13 @@ struct Checked {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
+        if let Action::New { name, role, dir } = &self.action {
+            return new(env, name, role, dir.as_deref());
+        }
         let loaded = env.load_config()?;
         let plugins = Plugins::of(&loaded.config, &loaded.home, true);
         match self.action {
+            Action::New { .. } => unreachable!("handled before the config is loaded"),
             Action::List { json } => {
                 let listed: Vec<Listed> = plugins
                     .all()
@@ -171,4 +193,18 @@ impl Cmd {
             }
         }
     }
+}
+
+/// `plugins new`: writes the crate and says how to build and declare it.
+fn new(env: &Env, name: &str, role: &str, dir: Option<&Path>) -> Result<()> {
+    let role: Role = serde_json::from_value(serde_json::json!(role)).context("an unknown role")?;
+    let dir = dir.map_or_else(|| env.cwd.join(name), |d| env.cwd.join(d));
+    let scaffold = Scaffold::create(name, role, &dir)?;
+    let shown = trae_mem::install::shell_quote(&scaffold.dir);
+    println!("created the {} plugin {name} in {}", role.as_str(), scaffold.dir.display());
+    println!("build it (once before: rustup target add wasm32-wasip2):");
+    println!("  cd {shown} && cargo build --release");
+    println!("then declare it in trae-mem.toml (the project's, or the one in trae-mem's home):\n");
+    print!("{}", scaffold.declaration());
+    Ok(())
 }
