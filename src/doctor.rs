@@ -189,8 +189,19 @@ fn clients(cwd: &Path) -> Vec<Check> {
                 }
             }
             let fix = format!("trae-mem install {client}{flag}");
+            let untrusted = match *client {
+                "codex" => install::codex_trust_problems(&target).unwrap_or_else(|e| vec![format!("{e:#}")]),
+                _ => Vec::new(),
+            };
             let check = if !problems.is_empty() {
                 Check::problem(&name, problems.join("; "), fix)
+            } else if !untrusted.is_empty() {
+                let trust = if *global { "" } else { " (and the project)" };
+                Check::problem(
+                    &name,
+                    untrusted.join("; "),
+                    format!("start codex, open /hooks and trust trae-mem's hooks{trust}"),
+                )
             } else if others.is_empty() {
                 Check::ok(&name, format!("installed in {}", found[0].path.display()))
             } else {

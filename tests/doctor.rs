@@ -173,3 +173,74 @@ fn hooks_that_run_another_working_copy_are_no_problem_but_a_broken_one_is() {
     assert_eq!(client["ok"], false, "{run}");
     assert!(client["detail"].as_str().unwrap().contains("does not answer --version"), "{run}");
 }
+
+/// The `[hooks.state]` rows Codex's `/hooks` screen writes when the user
+/// trusts every hook in `hooks_json`: its key and its hash of each
+/// (`sha256` of the hook's identity as sorted, compact JSON).
+fn codex_trusts(hooks_json: &std::path::Path) -> String {
+    use sha2::{Digest, Sha256};
+    let hooks: Value = serde_json::from_str(&std::fs::read_to_string(hooks_json).unwrap()).unwrap();
+    let mut rows = String::new();
+    for (event, groups) in hooks["hooks"].as_object().unwrap() {
+        let snake: String = event
+            .chars()
+            .enumerate()
+            .flat_map(|(i, c)| {
+                let sep = (i > 0 && c.is_ascii_uppercase()).then_some('_');
+                sep.into_iter().chain([c.to_ascii_lowercase()])
+            })
+            .collect();
+        let command = groups[0]["hooks"][0]["command"].as_str().unwrap();
+        let timeout = if snake == "session_end" { 1 } else { 600 };
+        let identity = format!(
+            "{{\"event_name\":\"{snake}\",\"hooks\":[{{\"async\":false,\"command\":{},\"timeout\":{timeout},\"type\":\"command\"}}]}}",
+            json!(command)
+        );
+        let hash: String = Sha256::digest(identity.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        rows.push_str(&format!(
+            "[hooks.state.\"{}:{snake}:0:0\"]\ntrusted_hash = \"sha256:{hash}\"\n",
+            hooks_json.display()
+        ));
+    }
+    rows
+}
+
+#[test]
+fn doctor_says_when_codex_will_skip_hooks_it_does_not_trust() {
+    let home = Home::new();
+    let codex_home = home.work().join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let codex_env = [("CODEX_HOME", codex_home.to_str().unwrap())];
+    home.run_env(&["install", "codex"], &codex_env, None).ok();
+    let project = home.work().canonicalize().unwrap();
+    let hooks_json = project.join(".codex/hooks.json");
+
+    // Installed, but neither the project nor the hooks trusted yet.
+    let run = home.run_env(&["doctor", "--json"], &codex_env, None).code(1);
+    let codex = check(&run.json(), "client codex").clone();
+    let detail = codex["detail"].as_str().unwrap();
+    assert!(detail.contains("does not trust the project"), "{run}");
+    assert!(detail.contains("not trusted in Codex, so Codex skips them: SessionStart"), "{run}");
+    assert!(codex["fix"].as_str().unwrap().contains("/hooks"), "{run}");
+
+    // Trusted as Codex records it: all good.
+    let trusted = format!(
+        "model = \"o4\"\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n{}",
+        project.display(),
+        codex_trusts(&hooks_json)
+    );
+    std::fs::write(codex_home.join("config.toml"), &trusted).unwrap();
+    let run = home.run_env(&["doctor", "--json"], &codex_env, None);
+    assert_eq!(check(&run.json(), "client codex")["ok"], true, "{run}");
+
+    // trae-mem moved: the hooks' command changed, and Codex's trust no longer holds.
+    let text = std::fs::read_to_string(&hooks_json).unwrap();
+    let bin = std::path::Path::new(crate::util::bin()).canonicalize().unwrap();
+    let copy = home.work().join("moved/trae-mem");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&bin, &copy).unwrap();
+    std::fs::write(&hooks_json, text.replace(&bin.display().to_string(), &copy.display().to_string())).unwrap();
+    let run = home.run_env(&["doctor", "--json"], &codex_env, None).code(1);
+    let detail = check(&run.json(), "client codex")["detail"].as_str().unwrap().to_owned();
+    assert!(detail.contains("changed since Codex trusted them"), "{run}");
+}

@@ -21,6 +21,7 @@
 
 mod cline;
 mod codex_toml;
+mod codex_trust;
 pub mod file;
 mod json;
 
@@ -275,6 +276,16 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
         "trae" => vec![file(root.join(".trae/mcp.json"), Kind::JsonMcp)],
         other => bail!("unknown client {other:?}; supported: {}", CLIENTS.join(", ")),
     })
+}
+
+/// What stops Codex from running the hooks installed for `target` (see
+/// `codex_trust`): hooks not trusted, changed since, or disabled, and a
+/// project Codex does not trust. Empty when Codex runs them.
+pub fn codex_trust_problems(target: &Target) -> Result<Vec<String>> {
+    let user_config = Target { global: true, root: user_home()?, ..target.clone() }.client_home("CODEX_HOME", ".codex");
+    let hooks = target.client_home("CODEX_HOME", ".codex").join("hooks.json");
+    let project = (!target.global).then_some(target.root.as_path());
+    codex_trust::problems(&hooks, &user_config.join("config.toml"), project)
 }
 
 /// The first file called `name` in a directory on `PATH`, as a shell finds it.
