@@ -163,22 +163,35 @@ fn plugins_new_scaffolds_each_role_that_builds_declares_and_runs_through_a_hook(
     // One target directory for the three crates, kept between runs: their
     // dependencies build once. `plugins new` honours CARGO_TARGET_DIR.
     let shared_target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/plugins-new");
-    let target_env = [("CARGO_TARGET_DIR", shared_target.to_str().unwrap())];
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    // The guide's two commands, for its event handler and the same for the
+    // other roles, run by a shell with `trae-mem` on PATH.
+    let quickest = block(&blocks("The quickest start"), "sh", 0);
+    let commands: Vec<&str> = quickest.lines().map(|l| l.split(" #").next().unwrap().trim()).collect();
+    assert_eq!(commands[0], "trae-mem plugins new my-plugin --role event-handler");
+    assert_eq!(commands[1], "cd my-plugin && cargo build --release");
+    let bin_dir = Path::new(crate::util::bin()).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let plugins = home.work().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
     for (name, role) in
-        [("todo-notes", "event-handler"), ("ends-sampler", "sampler"), ("counting-summary", "summarizer")]
+        [("my-plugin", "event-handler"), ("ends-sampler", "sampler"), ("counting-summary", "summarizer")]
     {
-        let krate = home.work().join(format!("plugins/{name}"));
-        let args = ["plugins", "new", name, "--role", role, "--dir", krate.to_str().unwrap()];
-        let created = home.run_env(&args, &target_env, None).ok();
+        let shell = |line: &str| {
+            let line = line.replace("my-plugin", name).replace("event-handler", role);
+            let mut sh = clean_command("sh", &plugins);
+            sh.args(["-c", &line])
+                .env("PATH", &path)
+                .env("TRAE_MEM_HOME", home.home())
+                .env("CARGO_TARGET_DIR", &shared_target);
+            run_command(sh, &["sh", "-c", &line], None).ok()
+        };
+        let created = shell(commands[0]);
         let declaration = &created.stdout[created.stdout.find("\n[").unwrap_or_else(|| panic!("{created}")) + 1..];
-
-        // The one build command it printed.
+        let krate = plugins.join(name);
+        // It prints the same build command, for wherever the crate is.
         let printed = created.stdout.lines().find(|l| l.contains("cargo build")).unwrap().trim();
         assert_eq!(printed, format!("cd {} && cargo build --release", krate.display()));
-        let mut build = clean_command(&cargo, &krate);
-        build.args(["build", "--release"]).env("CARGO_TARGET_DIR", &shared_target);
-        run_command(build, &["cargo", "build", "--release"], None).ok();
+        shell(commands[1]);
 
         let project = home.work().join(format!("project-{role}"));
         std::fs::create_dir_all(&project).unwrap();

@@ -178,6 +178,8 @@ fn a_fresh_project_is_left_without_config_files_after_uninstall() {
         for file in *files {
             assert!(!home.work().join(file).exists(), "{client}: {file} is left");
         }
+        let left: Vec<_> = std::fs::read_dir(home.work()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "{client}: the project keeps {left:?}");
     }
 }
 

@@ -14,6 +14,7 @@ mod ingest;
 mod install;
 mod mcp;
 mod plugins;
+mod readme;
 mod recall;
 mod serve;
 mod store_cli;

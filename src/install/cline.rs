@@ -53,7 +53,11 @@ pub fn uninstall(dir: &Path) -> Result<Vec<Change>> {
     }
     if !changes.is_empty() {
         // Fails, as it should, when the user keeps other hooks there.
-        let _ = std::fs::remove_dir(dir);
+        if std::fs::remove_dir(dir).is_ok()
+            && let Some(parent) = dir.parent()
+        {
+            super::file::remove_emptied(parent);
+        }
     }
     Ok(changes)
 }

@@ -97,10 +97,27 @@ pub fn rewrite<F: Format>(
                 }
                 None => {
                     std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+                    if let Some(dir) = path.parent() {
+                        remove_emptied(dir);
+                    }
                     Ok(change("removed".to_owned()))
                 }
             }
         }
+    }
+}
+
+/// Removes a client's config folder (`.claude/`, `.clinerules/`, …) that
+/// the removal of trae-mem's files left empty: install made it. Only
+/// folders whose name starts with a dot, never the project or the home.
+pub fn remove_emptied(dir: &Path) {
+    let dotted = |d: &&Path| d.file_name().is_some_and(|name| name.to_string_lossy().starts_with('.'));
+    let mut current = Some(dir);
+    // remove_dir fails, harmlessly, on a folder that still holds anything.
+    while let Some(folder) = current.filter(dotted)
+        && std::fs::remove_dir(folder).is_ok()
+    {
+        current = folder.parent();
     }
 }
 
