@@ -61,21 +61,27 @@ fn main() -> anyhow::Result<()> {
 
     let floor = build_floor(dir.path())?;
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_trae-mem"));
-    let payload = serde_json::to_vec(&json!({
-        "session_id": "bench-session", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/src/bench",
-        "hook_event_name": "PostToolUse", "tool_name": "Bash",
-        "tool_input": {"command": "cargo test --release", "description": "Run the tests"},
-        "tool_response": {"stdout": "test result: ok. 42 passed; 0 failed\n".repeat(20), "stderr": "", "interrupted": false},
-        "tool_use_id": "toolu_bench"
-    }))?;
+    // Each tool call has its own id, as a client sends it: with one id for
+    // all, every hook after the first would be dropped as a duplicate.
+    let tool_call = |n: usize| {
+        serde_json::to_vec(&json!({
+            "session_id": "bench-session", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/src/bench",
+            "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "cargo test --release", "description": "Run the tests"},
+            "tool_response": {"stdout": "test result: ok. 42 passed; 0 failed\n".repeat(20), "stderr": "", "interrupted": false},
+            "tool_use_id": format!("toolu_bench_{n}")
+        }))
+    };
+    let payload = tool_call(0)?;
 
     // Warm the page cache and the binaries, then interleave.
-    for _ in 0..5 {
+    for n in 0..5 {
         spawn(&floor, &[], &home, &payload)?;
-        spawn(&exe, &["hook"], &home, &payload)?;
+        spawn(&exe, &["hook"], &home, &tool_call(runs + n)?)?;
     }
     let (mut floor_ms, mut hook_ms) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-    for _ in 0..runs {
+    for n in 0..runs {
+        let payload = tool_call(n)?;
         floor_ms.push(spawn(&floor, &[], &home, &payload)?);
         hook_ms.push(spawn(&exe, &["hook"], &home, &payload)?);
     }
@@ -88,7 +94,7 @@ fn main() -> anyhow::Result<()> {
     println!("peak memory of a hook      {:.1} MB (max RSS)", hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0);
 
     locked_figures(&exe, &home, &payload)?;
-    import_figures(&exe, dir.path(), &export, &payload, hook_p50)?;
+    import_figures(&exe, dir.path(), &export, &tool_call, hook_p50)?;
     plugin_figures(&exe, &home, dir.path(), runs)?;
     prompt_figures(&exe, &home, dir.path(), runs)?;
 
@@ -121,12 +127,20 @@ fn prompt_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::R
     std::fs::write(off.join("trae-mem.toml"), "[context]\non_prompt = false\n")?;
     for prompt in ["why does the database migration time out when the cache is cold?", "上次数据库连接超时是怎么解决的"]
     {
-        let payload = serde_json::to_vec(&json!({"session_id": "bench-prompt", "cwd": "/home/dev/src/project-3",
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt}))?;
+        // The same prompt again in one session within seconds would be
+        // dropped as a duplicate, so each run's differs by trailing spaces,
+        // which recall ignores. (A session of its own per run would not do:
+        // hundreds of fresh sessions without summaries would be the
+        // project's latest, and recall would find nothing to read.)
+        let payload = |run: usize, recall: &str| {
+            serde_json::to_vec(&json!({"session_id": format!("bench-prompt-{recall}"),
+                "cwd": "/home/dev/src/project-3", "hook_event_name": "UserPromptSubmit",
+                "prompt": format!("{prompt}{}", " ".repeat(run + 1))}))
+        };
         let (mut with, mut without) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-        for _ in 0..runs {
-            without.push(spawn_in(exe, &["hook"], home, &payload, &off)?);
-            with.push(spawn_in(exe, &["hook"], home, &payload, &on)?);
+        for run in 0..runs {
+            without.push(spawn_in(exe, &["hook"], home, &payload(run, "off")?, &off)?);
+            with.push(spawn_in(exe, &["hook"], home, &payload(run, "on")?, &on)?);
         }
         let (with_p50, without_p50) = (percentile(&mut with, 50.0), percentile(&mut without, 50.0));
         println!(
@@ -159,11 +173,17 @@ fn locked_figures(exe: &Path, home: &Path, payload: &[u8]) -> anyhow::Result<()>
 
 /// Hooks run back to back while `trae-mem import` loads the corpus into a
 /// fresh home: how long each takes, against the idle hook's p50.
-fn import_figures(exe: &Path, dir: &Path, export: &Path, payload: &[u8], idle_p50: f64) -> anyhow::Result<()> {
+fn import_figures(
+    exe: &Path,
+    dir: &Path,
+    export: &Path,
+    tool_call: &dyn Fn(usize) -> serde_json::Result<Vec<u8>>,
+    idle_p50: f64,
+) -> anyhow::Result<()> {
     let home = dir.join("import-home");
     std::fs::create_dir_all(&home)?;
     // The hook creates the database, so that the import starts at once.
-    spawn(exe, &["hook"], &home, payload)?;
+    spawn(exe, &["hook"], &home, &tool_call(0)?)?;
     let started = Instant::now();
     let mut import = Command::new(exe)
         .args(["import", "--json"])
@@ -174,7 +194,7 @@ fn import_figures(exe: &Path, dir: &Path, export: &Path, payload: &[u8], idle_p5
         .spawn()?;
     let mut during = Vec::new();
     while import.try_wait()?.is_none() {
-        during.push(spawn(exe, &["hook"], &home, payload)?);
+        during.push(spawn(exe, &["hook"], &home, &tool_call(during.len() + 1)?)?);
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let took = started.elapsed().as_secs_f64();
@@ -221,20 +241,25 @@ fn plugin_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::R
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let payload = |stdout: String| {
+    // A tool call of its own each time: the same content again within
+    // seconds would be dropped as a duplicate.
+    let calls = std::cell::Cell::new(0);
+    let payload = |stdout: &str| {
+        calls.set(calls.get() + 1);
         serde_json::to_vec(
             &json!({"session_id": "bench-sampler", "cwd": "/home/dev/src/bench", "hook_event_name": "PostToolUse",
-            "tool_name": "Bash", "tool_input": {"command": "cargo build"}, "tool_response": {"stdout": stdout, "stderr": ""}}),
+            "tool_name": "Bash", "tool_input": {"command": "cargo build"}, "tool_response": {"stdout": stdout, "stderr": ""},
+            "tool_use_id": format!("toolu_sampler_{}", calls.get())}),
         )
     };
-    let medium = payload(output(400))?; // ~20 KB: over the 4,000-character limit
+    let medium = output(400); // ~20 KB: over the 4,000-character limit
     let cache = home.join("cache");
     let _ = std::fs::remove_dir_all(&cache);
-    let cold = spawn_in(exe, &["hook"], home, &medium, &with)?;
+    let cold = spawn_in(exe, &["hook"], home, &payload(&medium)?, &with)?;
     let (mut plain, mut sampled) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        plain.push(spawn_in(exe, &["hook"], home, &medium, &without)?);
-        sampled.push(spawn_in(exe, &["hook"], home, &medium, &with)?);
+        plain.push(spawn_in(exe, &["hook"], home, &payload(&medium)?, &without)?);
+        sampled.push(spawn_in(exe, &["hook"], home, &payload(&medium)?, &with)?);
     }
     let (plain_p50, sampled_p50) = (percentile(&mut plain, 50.0), percentile(&mut sampled, 50.0));
     println!("hook PostToolUse 20 KB, clipped      p50 {plain_p50:6.2} ms");
@@ -243,11 +268,11 @@ fn plugin_figures(exe: &Path, home: &Path, dir: &Path, runs: usize) -> anyhow::R
         sampled_p50 / plain_p50
     );
     println!("hook with sampler, first (cold) load     {cold:6.2} ms  (compile and cache)");
-    let big = payload(output(20_000))?; // ~1 MB
+    let big = output(20_000); // ~1 MB
     let (mut big_plain, mut big_sampled) = (Vec::new(), Vec::new());
     for _ in 0..runs.min(30) {
-        big_plain.push(spawn_in(exe, &["hook"], home, &big, &without)?);
-        big_sampled.push(spawn_in(exe, &["hook"], home, &big, &with)?);
+        big_plain.push(spawn_in(exe, &["hook"], home, &payload(&big)?, &without)?);
+        big_sampled.push(spawn_in(exe, &["hook"], home, &payload(&big)?, &with)?);
     }
     let (bp, bs) = (percentile(&mut big_plain, 50.0), percentile(&mut big_sampled, 50.0));
     println!("hook PostToolUse 1 MB, clipped       p50 {bp:6.2} ms");
