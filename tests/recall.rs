@@ -196,6 +196,19 @@ fn a_prompt_brings_back_relevant_memory_and_stays_silent_otherwise() {
 }
 
 #[test]
+fn sessions_without_a_summary_do_not_crowd_out_the_memories_of_a_prompt() {
+    let home = project_history();
+    // More sessions than a prompt's recall reads, each started with a
+    // prompt and never ended (so never summarized).
+    for n in 0..110 {
+        prompt(&home, &format!("open-{n}"), &format!("say hello number {n}"));
+    }
+    let run = prompt(&home, "now", "the loader crashes again when the config file is gone");
+    let told = context(&run).expect("the summarized sessions are still read");
+    assert!(told.contains("Fixed a panic when the config file is missing"), "{told}");
+}
+
+#[test]
 fn private_rows_never_come_back_from_search() {
     let home = Home::new();
     hook(&home, "p", "SessionStart", json!({"source": "startup"})).ok();

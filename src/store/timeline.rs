@@ -23,6 +23,9 @@ const SESSION_COLUMNS: &str = "s.id, s.project_path, s.started_at, s.ended_at, s
 /// How many of a project's latest started sessions `sessions_to_tell`
 /// looks at for the most recently active.
 const SESSIONS_CONSIDERED: i64 = 50;
+/// How many sessions `recent_summaries` looks through for each summary it
+/// returns.
+const SUMMARIES_LOOKBACK: usize = 4;
 
 /// A session to tell the next one about.
 #[derive(Debug, Clone)]
@@ -233,12 +236,17 @@ impl Store {
     pub fn recent_summaries(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Summary>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT sm.session_id, sm.created_at, sm.content
-             FROM (SELECT id FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
-                   ORDER BY started_at DESC LIMIT ?3) s
-             JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'detailed'",
+             FROM (SELECT id, started_at FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
+                   ORDER BY started_at DESC LIMIT ?4) s
+             JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'detailed'
+             ORDER BY s.started_at DESC LIMIT ?3",
         )?;
+        // Sessions without a summary yet (in progress, or never ended) are
+        // passed over rather than taking a place; looking no further back
+        // than a few times `limit` keeps the cost bounded.
+        let considered = limit.saturating_mul(SUMMARIES_LOOKBACK) as i64;
         let rows = stmt
-            .query_map(params![project, exclude, limit as i64], |row| {
+            .query_map(params![project, exclude, limit as i64, considered], |row| {
                 Ok(Summary {
                     session_id: row.get(0)?,
                     level: SummaryLevel::Detailed,
