@@ -299,10 +299,17 @@ impl Capture {
     }
 }
 
+/// The variables that override a setting of the files, and the settings
+/// they override: (table, key, variable).
+pub const ENV_OVERRIDES: [(&str, &str, &str); 2] =
+    [("hook", "deadline_ms", DEADLINE_ENV), ("search", "index", INDEX_ENV)];
+const DEADLINE_ENV: &str = "TRAE_MEM_DEADLINE_MS";
+const INDEX_ENV: &str = "TRAE_MEM_INDEX";
+
 impl Search {
     /// The index mode asked for, `None` for "auto".
     pub fn index_mode(&self) -> Result<Option<IndexMode>> {
-        let wanted = std::env::var("TRAE_MEM_INDEX").unwrap_or_else(|_| self.index.clone());
+        let wanted = std::env::var(INDEX_ENV).unwrap_or_else(|_| self.index.clone());
         if wanted.trim().eq_ignore_ascii_case("auto") || wanted.trim().is_empty() {
             return Ok(None);
         }
@@ -386,13 +393,11 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
             "[summarize] summarizer = {summarizer:?}: use \"builtin\" or the name of a plugin whose role is \"summarizer\""
         );
     }
-    if let Ok(ms) = std::env::var("TRAE_MEM_DEADLINE_MS") {
-        config.hook.deadline_ms = ms
-            .trim()
-            .parse()
-            .with_context(|| format!("TRAE_MEM_DEADLINE_MS={ms:?} is not a number of milliseconds"))?;
+    if let Ok(ms) = std::env::var(DEADLINE_ENV) {
+        config.hook.deadline_ms =
+            ms.trim().parse().with_context(|| format!("{DEADLINE_ENV}={ms:?} is not a number of milliseconds"))?;
     }
-    config.search.index_mode().context("bad [search] index or TRAE_MEM_INDEX")?;
+    config.search.index_mode().with_context(|| format!("bad [search] index or {INDEX_ENV}"))?;
     Ok(Loaded { config, home, files })
 }
 

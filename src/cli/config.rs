@@ -34,10 +34,6 @@ enum Action {
     },
 }
 
-/// The environment variables that override a setting.
-const OVERRIDES: [(&str, &str, &str); 2] =
-    [("hook", "deadline_ms", "TRAE_MEM_DEADLINE_MS"), ("search", "index", "TRAE_MEM_INDEX")];
-
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         match self.action {
@@ -53,7 +49,7 @@ impl Cmd {
 
 /// Where a setting's value comes from.
 fn source(layers: &Layers, table: &str, key: &str) -> String {
-    if let Some((_, _, variable)) = OVERRIDES.iter().find(|(t, k, _)| *t == table && *k == key)
+    if let Some((_, _, variable)) = config::ENV_OVERRIDES.iter().find(|(t, k, _)| *t == table && *k == key)
         && std::env::var_os(variable).is_some()
     {
         return (*variable).to_owned();
