@@ -244,3 +244,18 @@ fn doctor_says_when_codex_will_skip_hooks_it_does_not_trust() {
     let detail = check(&run.json(), "client codex")["detail"].as_str().unwrap().to_owned();
     assert!(detail.contains("changed since Codex trusted them"), "{run}");
 }
+
+#[test]
+fn each_config_file_is_reported_once() {
+    let home = Home::new();
+    home.run(&["install", "cursor"], None).ok();
+    let bin = std::path::Path::new(crate::util::bin()).canonicalize().unwrap().display().to_string();
+    for file in [".cursor/hooks.json", ".cursor/mcp.json"] {
+        let path = home.work().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace(&bin, "/old/place/trae-mem")).unwrap();
+    }
+    let run = home.run(&["doctor", "--json"], None).code(1);
+    let detail = check(&run.json(), "client cursor")["detail"].as_str().unwrap().to_owned();
+    assert_eq!(detail.matches("/old/place/trae-mem").count(), 2, "{detail}");
+}

@@ -136,8 +136,9 @@ pub fn find(client: &str, target: &Target) -> Result<Vec<Found>> {
     };
     let mut all = files(client, &Target { shared: false, ..target.clone() })?;
     if !target.global {
-        all.extend(files(client, &Target { shared: true, ..target.clone() })?);
-        all.dedup_by(|a, b| a.path == b.path);
+        // Most clients have one set of project files for both.
+        let shared = files(client, &Target { shared: true, ..target.clone() })?;
+        all.extend(shared.into_iter().filter(|f| !all.iter().any(|p| p.path == f.path)).collect::<Vec<_>>());
     }
     for file in all {
         let text = file::read_optional(&file.path)?.unwrap_or_default();
