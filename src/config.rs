@@ -344,14 +344,52 @@ impl Config {
 pub struct Loaded {
     pub config: Config,
     pub home: PathBuf,
+    /// Where the home was decided.
+    pub home_from: HomeFrom,
     /// The files read, global first.
     pub files: Vec<PathBuf>,
 }
 
+/// Where the home directory was decided, in the order `resolve_home`
+/// decides it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HomeFrom {
+    /// `--home`.
+    Flag,
+    /// `TRAE_MEM_HOME`.
+    Env,
+    /// The `home` key of this project config file.
+    Project(PathBuf),
+    /// `~/.trae-mem`.
+    Default,
+}
+
+impl HomeFrom {
+    /// Whether the user chose it for this run (`--home` or `TRAE_MEM_HOME`)
+    /// rather than it being found: a process started without the user's
+    /// environment would not find it.
+    pub fn chosen(&self) -> bool {
+        matches!(self, HomeFrom::Flag | HomeFrom::Env)
+    }
+}
+
+impl std::fmt::Display for HomeFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HomeFrom::Flag => f.write_str("--home"),
+            HomeFrom::Env => f.write_str("TRAE_MEM_HOME"),
+            HomeFrom::Project(file) => write!(f, "project {}", file.display()),
+            HomeFrom::Default => f.write_str("default"),
+        }
+    }
+}
+
 /// The config files that apply to work in a directory, each with its
 /// table, and the home they resolve.
+#[derive(Debug, Clone)]
 pub struct Layers {
     pub home: PathBuf,
+    pub home_from: HomeFrom,
     /// `trae-mem.toml` in the home, when it exists.
     pub global: Option<(PathBuf, toml::Table)>,
     /// The project's `trae-mem.toml`, found upward from the directory.
@@ -363,22 +401,28 @@ pub fn layers(project_dir: &Path, home_override: Option<&Path>) -> Result<Layers
     let project_file = find_upward(project_dir);
     let project_table = project_file.as_deref().map(read_table).transpose()?;
     let project_home = match (&project_table, &project_file) {
-        (Some(table), Some(file)) => home_from_table(table, file)?,
+        (Some(table), Some(file)) => home_from_table(table, file)?.map(|home| (home, file.clone())),
         _ => None,
     };
-    let home = resolve_home(home_override, project_home)?;
+    let (home, home_from) = resolve_home(home_override, project_home)?;
     let global_file = home.join(CONFIG_FILE);
     let global = match global_file.is_file() {
         true => Some((global_file.clone(), read_table(&global_file)?)),
         false => None,
     };
     let project = project_file.zip(project_table).filter(|(file, _)| *file != global_file);
-    Ok(Layers { home, global, project })
+    Ok(Layers { home, home_from, global, project })
 }
 
 /// Loads settings for work in `project_dir`. `home_override` is `--home`.
 pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> {
-    let Layers { home, global, project } = layers(project_dir, home_override)?;
+    load_layers(layers(project_dir, home_override)?)
+}
+
+/// The settings of config files already read: merged, checked, and with
+/// the environment's overrides applied.
+pub fn load_layers(layers: Layers) -> Result<Loaded> {
+    let Layers { home, home_from, global, project } = layers;
     let mut files = Vec::new();
     let mut merged = toml::Table::new();
     for (file, table) in global.into_iter().chain(project) {
@@ -398,7 +442,7 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
             ms.trim().parse().with_context(|| format!("{DEADLINE_ENV}={ms:?} is not a number of milliseconds"))?;
     }
     config.search.index_mode().with_context(|| format!("bad [search] index or {INDEX_ENV}"))?;
-    Ok(Loaded { config, home, files })
+    Ok(Loaded { config, home, home_from, files })
 }
 
 /// Loads the config as `load` does; when it cannot be read, the defaults
@@ -430,23 +474,25 @@ fn one_line(err: &anyhow::Error) -> String {
 /// default name: what a hook falls back on when the config cannot be read,
 /// so that the event is still stored.
 pub fn defaults(home_override: Option<&Path>) -> Result<Loaded> {
-    Ok(Loaded { config: Config::default(), home: resolve_home(home_override, None)?, files: Vec::new() })
+    let (home, home_from) = resolve_home(home_override, None)?;
+    Ok(Loaded { config: Config::default(), home, home_from, files: Vec::new() })
 }
 
 /// The one place the home directory is decided: `--home` or `TRAE_MEM_HOME`,
-/// else the project config's `home`, else `~/.trae-mem`.
-fn resolve_home(home_override: Option<&Path>, from_config: Option<PathBuf>) -> Result<PathBuf> {
+/// else the project config's `home` (with the file that sets it), else
+/// `~/.trae-mem`.
+fn resolve_home(home_override: Option<&Path>, from_config: Option<(PathBuf, PathBuf)>) -> Result<(PathBuf, HomeFrom)> {
     if let Some(home) = home_override {
-        return Ok(home.to_owned());
+        return Ok((home.to_owned(), HomeFrom::Flag));
     }
     if let Some(home) = std::env::var_os("TRAE_MEM_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(home));
+        return Ok((PathBuf::from(home), HomeFrom::Env));
     }
-    if let Some(home) = from_config {
-        return Ok(home);
+    if let Some((home, file)) = from_config {
+        return Ok((home, HomeFrom::Project(file)));
     }
     match std::env::home_dir() {
-        Some(user_home) => Ok(user_home.join(".trae-mem")),
+        Some(user_home) => Ok((user_home.join(".trae-mem"), HomeFrom::Default)),
         None => bail!("cannot find your home directory; set TRAE_MEM_HOME"),
     }
 }

@@ -69,19 +69,6 @@ fn source(layers: &Layers, table: &str, key: &str) -> String {
     "default".to_owned()
 }
 
-/// Where the home comes from, in the order `config::load` decides it.
-fn home_source(env: &Env, layers: &Layers) -> String {
-    if env.home.is_some() {
-        "--home".to_owned()
-    } else if std::env::var_os("TRAE_MEM_HOME").is_some_and(|h| !h.is_empty()) {
-        "TRAE_MEM_HOME".to_owned()
-    } else if let Some((file, _)) = layers.project.as_ref().filter(|(_, t)| t.contains_key("home")) {
-        format!("project {}", file.display())
-    } else {
-        "default".to_owned()
-    }
-}
-
 /// Where the plugin list comes from: each file's plugins are used together.
 fn plugins_source(layers: &Layers) -> String {
     let files: Vec<String> = [&layers.global, &layers.project]
@@ -94,8 +81,9 @@ fn plugins_source(layers: &Layers) -> String {
 }
 
 fn show(env: &Env, as_json: bool) -> Result<()> {
-    let loaded = env.load_config()?;
+    // Read once: the layers say where each setting comes from.
     let layers = config::layers(&env.cwd, env.home.as_deref())?;
+    let loaded = config::load_layers(layers.clone())?;
     let mut effective = toml::Table::try_from(&loaded.config)?;
     let plugins = effective.remove("plugins");
     let home = loaded.home.display().to_string();
@@ -112,13 +100,13 @@ fn show(env: &Env, as_json: bool) -> Result<()> {
             })
             .collect();
         return output::json(&json!({
-            "home": {"value": home, "from": home_source(env, &layers)},
+            "home": {"value": home, "from": loaded.home_from.to_string()},
             "settings": settings,
             "plugins": {"value": plugins, "from": plugins_source(&layers)},
         }));
     }
     println!("# The settings in effect in {}, each with where it comes from.", env.cwd.display());
-    println!("home = {:?}  # {}", home, home_source(env, &layers));
+    println!("home = {:?}  # {}", home, loaded.home_from);
     for (table, keys) in effective.iter().filter_map(|(table, keys)| keys.as_table().map(|keys| (table, keys))) {
         println!("\n[{table}]");
         for (key, value) in keys {

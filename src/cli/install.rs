@@ -78,8 +78,7 @@ impl Scope {
         // A home chosen by --home or TRAE_MEM_HOME is named in the MCP
         // entry: not every client passes its environment on to MCP servers.
         // Not in a shared config: it is this machine's path.
-        let chosen = env.home.is_some() || std::env::var_os("TRAE_MEM_HOME").is_some_and(|h| !h.is_empty());
-        let home = (chosen && !self.shared).then(|| trae_mem_home.clone());
+        let home = (config.home_from.chosen() && !self.shared).then(|| trae_mem_home.clone());
         let bin = if self.shared { PathBuf::from(install::ON_PATH) } else { install::this_binary()? };
         let target = Target { root, global: self.global, shared: self.shared, bin, home };
         Ok((target, trae_mem_home.join("install-backups")))
