@@ -72,11 +72,7 @@ fn is_ours(entry: &Value) -> bool {
 /// every other hook where it is.
 pub fn set_hooks(doc: &mut Map<String, Value>, entries: &[(&str, Value)]) {
     remove_hooks(doc);
-    let hooks = doc.entry("hooks").or_insert_with(|| json!({}));
-    if !hooks.is_object() {
-        *hooks = json!({});
-    }
-    let hooks = hooks.as_object_mut().expect("an object");
+    let hooks = object_at(doc, "hooks");
     for (event, entry) in entries {
         let list = hooks.entry(*event).or_insert_with(|| json!([]));
         if let Value::Array(list) = list {
@@ -104,11 +100,8 @@ pub fn remove_hooks(doc: &mut Map<String, Value>) {
 
 /// Registers `trae-mem mcp` (with `args`) under `mcpServers`.
 pub fn set_mcp_server(doc: &mut Map<String, Value>, bin: &Path, args: &[String]) {
-    let servers = doc.entry("mcpServers").or_insert_with(|| json!({}));
-    if !servers.is_object() {
-        *servers = json!({});
-    }
-    servers[MCP_SERVER] = json!({ "command": bin.to_string_lossy(), "args": args });
+    let servers = object_at(doc, "mcpServers");
+    servers.insert(MCP_SERVER.to_owned(), json!({ "command": bin.to_string_lossy(), "args": args }));
 }
 
 /// Removes trae-mem's `mcpServers` entry, and the object if it is left empty.
@@ -121,6 +114,16 @@ pub fn remove_mcp_server(doc: &mut Map<String, Value>) {
     }
 }
 
+/// The object under `key`, made one (empty) when it is missing or is not
+/// an object.
+fn object_at<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
+    let value = map.entry(key).or_insert_with(|| json!({}));
+    if !value.is_object() {
+        *value = json!({});
+    }
+    value.as_object_mut().expect("an object")
+}
+
 /// One project's entry in `~/.claude.json` (`projects` → its path).
 pub fn project_entry<'a>(doc: &'a Map<String, Value>, project: &Path) -> Option<&'a Map<String, Value>> {
     doc.get("projects")?.get(project.to_string_lossy().as_ref())?.as_object()
@@ -130,16 +133,8 @@ pub fn project_entry<'a>(doc: &'a Map<String, Value>, project: &Path) -> Option<
 /// and removing what the edit leaves empty.
 pub fn edit_project_entry(doc: &mut Map<String, Value>, project: &Path, edit: impl FnOnce(&mut Map<String, Value>)) {
     let key = project.to_string_lossy().into_owned();
-    let projects = doc.entry("projects").or_insert_with(|| json!({}));
-    if !projects.is_object() {
-        *projects = json!({});
-    }
-    let projects = projects.as_object_mut().expect("an object");
-    let entry = projects.entry(key.clone()).or_insert_with(|| json!({}));
-    if !entry.is_object() {
-        *entry = json!({});
-    }
-    edit(entry.as_object_mut().expect("an object"));
+    let projects = object_at(doc, "projects");
+    edit(object_at(projects, &key));
     if projects[&key].as_object().is_some_and(Map::is_empty) {
         projects.remove(&key);
     }
