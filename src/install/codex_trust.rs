@@ -32,6 +32,10 @@ pub fn problems(hooks_json: &Path, user_config: &Path, project: Option<&Path>) -
     let config: toml::Table =
         file::read_optional(user_config)?.and_then(|text| toml::from_str(&text).ok()).unwrap_or_default();
     let states = config.get("hooks").and_then(|h| h.get("state"));
+    // Codex files a hook's state under its hooks.json path, as given or
+    // canonical (it canonicalizes an explicit CODEX_HOME).
+    let canonical = hooks_json.canonicalize().ok().filter(|c| c != hooks_json);
+    let sources: Vec<&Path> = [Some(hooks_json), canonical.as_deref()].into_iter().flatten().collect();
     let mut untrusted = Vec::new();
     let mut changed = Vec::new();
     let mut disabled = Vec::new();
@@ -45,14 +49,17 @@ pub fn problems(hooks_json: &Path, user_config: &Path, project: Option<&Path>) -
                 if command_binary(command).is_none() {
                     continue;
                 }
-                let state = keys(hooks_json, &snake_case(event), group_index, handler_index)
+                let event_key = snake_case(event);
+                let state = sources
+                    .iter()
+                    .map(|source| format!("{}:{event_key}:{group_index}:{handler_index}", source.display()))
                     .find_map(|key| states.and_then(|s| s.get(&key)));
                 let trusted = state.and_then(|s| s.get("trusted_hash")).and_then(|h| h.as_str());
                 if state.and_then(|s| s.get("enabled")).and_then(|e| e.as_bool()) == Some(false) {
                     disabled.push(event.clone());
                 } else if trusted.is_none() {
                     untrusted.push(event.clone());
-                } else if trusted != Some(&hook_hash(&snake_case(event), group, handler)) {
+                } else if trusted != Some(&hook_hash(&event_key, group, handler)) {
                     changed.push(event.clone());
                 }
             }
@@ -75,16 +82,6 @@ pub fn problems(hooks_json: &Path, user_config: &Path, project: Option<&Path>) -
         }
     }
     Ok(problems)
-}
-
-/// The keys Codex may file a hook's state under: the hooks.json path as
-/// given, and canonical (Codex canonicalizes an explicit CODEX_HOME).
-fn keys(hooks_json: &Path, event: &str, group: usize, handler: usize) -> impl Iterator<Item = String> {
-    let canonical = hooks_json.canonicalize().ok().filter(|c| c != hooks_json);
-    [Some(hooks_json.to_owned()), canonical]
-        .into_iter()
-        .flatten()
-        .map(move |path| format!("{}:{event}:{group}:{handler}", path.display()))
 }
 
 /// `PostToolUse` → `post_tool_use`, as Codex names events in keys and hashes.
