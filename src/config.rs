@@ -36,6 +36,7 @@ pub struct Config {
     pub summarize: Summarize,
     pub retention: Retention,
     pub mcp: Mcp,
+    pub sync: Sync,
     /// WebAssembly plugins. Default: none.
     pub plugins: Vec<PluginDecl>,
 }
@@ -248,6 +249,22 @@ pub struct Mcp {
     pub allow_forget: bool,
 }
 
+/// Team memory through PostgreSQL (`trae-mem sync`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Default, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sync {
+    /// The server: a PostgreSQL connection string. `TRAE_MEM_SYNC_URL`
+    /// overrides it, so that a password stays out of committed files.
+    pub url: Option<String>,
+    /// Whether this project's memory is shared. Only a project's own file
+    /// can say so: a team opts a repository in by committing it.
+    pub share: bool,
+    /// Push records unsealed, readable by whoever can read the server.
+    pub plaintext: bool,
+    /// Who pulled records are labelled with. Default: `$USER@hostname`.
+    pub author: Option<String>,
+}
+
 impl Default for Capture {
     fn default() -> Self {
         Self {
@@ -301,8 +318,9 @@ impl Capture {
 
 /// The variables that override a setting of the files, and the settings
 /// they override: (table, key, variable).
-pub const ENV_OVERRIDES: [(&str, &str, &str); 2] =
-    [("hook", "deadline_ms", DEADLINE_ENV), ("search", "index", INDEX_ENV)];
+pub const ENV_OVERRIDES: [(&str, &str, &str); 3] =
+    [("hook", "deadline_ms", DEADLINE_ENV), ("search", "index", INDEX_ENV), ("sync", "url", SYNC_URL_ENV)];
+const SYNC_URL_ENV: &str = "TRAE_MEM_SYNC_URL";
 const DEADLINE_ENV: &str = "TRAE_MEM_DEADLINE_MS";
 const INDEX_ENV: &str = "TRAE_MEM_INDEX";
 
@@ -423,6 +441,7 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
 /// the environment's overrides applied.
 pub fn load_layers(layers: Layers) -> Result<Loaded> {
     let Layers { home, home_from, global, project } = layers;
+    let project_shares = project.as_ref().is_some_and(|(_, table)| shares(table));
     let mut files = Vec::new();
     let mut merged = toml::Table::new();
     for (file, table) in global.into_iter().chain(project) {
@@ -442,7 +461,19 @@ pub fn load_layers(layers: Layers) -> Result<Loaded> {
             ms.trim().parse().with_context(|| format!("{DEADLINE_ENV}={ms:?} is not a number of milliseconds"))?;
     }
     config.search.index_mode().with_context(|| format!("bad [search] index or {INDEX_ENV}"))?;
+    config.sync.share = project_shares;
+    if let Ok(url) = std::env::var(SYNC_URL_ENV)
+        && !url.trim().is_empty()
+    {
+        config.sync.url = Some(url);
+    }
     Ok(Loaded { config, home, home_from, files })
+}
+
+/// Whether a config file's table says `[sync] share = true`.
+fn shares(table: &toml::Table) -> bool {
+    let share = table.get("sync").and_then(|sync| sync.get("share"));
+    share.and_then(toml::Value::as_bool).unwrap_or(false)
 }
 
 /// Loads the config as `load` does; when it cannot be read, the defaults

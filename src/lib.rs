@@ -19,5 +19,6 @@ pub mod recall;
 pub mod serve;
 pub mod store;
 pub mod summarize;
+pub mod sync;
 pub mod text;
 pub mod timefmt;

@@ -47,6 +47,7 @@ enum Command {
     Summarize(cli::summarize::Cmd),
     Spool(cli::spool::Cmd),
     Plugins(cli::plugins::Cmd),
+    Sync(cli::sync::Cmd),
 }
 
 // `trae-mem hook` and its arguments alone. clap builds its parser from
@@ -148,6 +149,7 @@ fn main() -> ExitCode {
         Command::Summarize(cmd) => cmd.run(&env),
         Command::Spool(cmd) => cmd.run(&env),
         Command::Plugins(cmd) => cmd.run(&env),
+        Command::Sync(cmd) => cmd.run(&env),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -54,6 +54,52 @@ fn main_checkout(worktree: &Path, dot_git_file: &Path) -> Option<PathBuf> {
     }
 }
 
+/// The key that names `project` (a path `identify` gave) on every machine:
+/// the normalised URL of its git `origin` remote, so that clones at
+/// different paths, over SSH or HTTPS, are one project. Without a remote,
+/// the path itself, which meets no other machine's.
+pub fn portable_key(project: &str) -> String {
+    origin_url(Path::new(project)).map(|url| normalise_remote(&url)).unwrap_or_else(|| project.to_owned())
+}
+
+/// The `url` of `[remote "origin"]` in the repository's `.git/config`.
+fn origin_url(project: &Path) -> Option<String> {
+    let config = std::fs::read_to_string(project.join(".git/config")).ok()?;
+    let mut in_origin = false;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_origin = line.trim_end_matches(']').trim_start_matches('[').trim() == r#"remote "origin""#;
+        } else if in_origin
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim() == "url"
+        {
+            return Some(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    None
+}
+
+/// `git@github.com:Org/Repo.git`, `ssh://git@github.com/Org/Repo`,
+/// `https://user@github.com/Org/Repo/` all become `github.com/org/repo`:
+/// no scheme, user, port or `.git`, lower case (the big hosts ignore case).
+pub fn normalise_remote(url: &str) -> String {
+    let url = url.trim();
+    let (rest, scp_like) = match url.split_once("://") {
+        Some((_, rest)) => (rest, false),
+        None => (url, true),
+    };
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, host_and_path)| host_and_path);
+    // `host:path` (scp-like) or `host:port/path` (a URL's port).
+    let (host, path) = match rest.split_once(['/', ':']) {
+        Some((host, path)) if scp_like || rest.as_bytes()[host.len()] == b'/' => (host, path),
+        Some((host, port_and_path)) => (host, port_and_path.split_once('/').map_or("", |(_, path)| path)),
+        None => (rest, ""),
+    };
+    let path = path.trim_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    format!("{host}/{path}").to_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +135,35 @@ mod tests {
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(sub.join(".git"), "gitdir: ../.git/modules/sub\n").unwrap();
         assert_eq!(identify(&sub), sub.to_string_lossy());
+    }
+
+    #[test]
+    fn one_remote_in_every_spelling_is_one_key() {
+        for url in [
+            "git@github.com:Org/Repo.git",
+            "ssh://git@github.com/Org/Repo",
+            "ssh://git@github.com:22/Org/Repo.git",
+            "https://github.com/Org/Repo/",
+            "https://someone@GitHub.com/org/repo.git",
+        ] {
+            assert_eq!(normalise_remote(url), "github.com/org/repo", "{url}");
+        }
+        assert_eq!(normalise_remote("git@gitlab.example.com:group/sub/proj.git"), "gitlab.example.com/group/sub/proj");
+    }
+
+    #[test]
+    fn the_key_is_the_origin_remote_or_else_the_path() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = root.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        let project = repo.to_string_lossy().into_owned();
+        assert_eq!(portable_key(&project), project);
+        std::fs::write(
+            repo.join(".git/config"),
+            "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = https://example.com/other/fork\n\
+             [remote \"origin\"]\n\turl = git@example.com:Team/App.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+        )
+        .unwrap();
+        assert_eq!(portable_key(&project), "example.com/team/app");
     }
 }

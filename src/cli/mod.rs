@@ -21,6 +21,7 @@ pub mod show;
 pub mod spool;
 pub mod stats;
 pub mod summarize;
+pub mod sync;
 pub mod timeline;
 
 use std::path::PathBuf;

@@ -69,7 +69,7 @@ pub enum TombstoneKind {
 }
 
 impl TombstoneKind {
-    fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             TombstoneKind::Session => "session",
             TombstoneKind::Observation => "observation",

@@ -15,6 +15,7 @@ mod schema;
 mod search;
 pub mod snippet;
 mod stats;
+mod sync;
 mod timeline;
 mod tokenizer;
 mod transfer;
@@ -32,6 +33,7 @@ pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel
 pub use search::{Filters, SearchHit, SearchRequest};
 pub use snippet::{MARK_END, MARK_START};
 pub use stats::Stats;
+pub use sync::{Outgoing, RecordId, SyncState};
 pub use timeline::{Located, Timeline, Told};
 pub use transfer::{ExportRecord, ExternalKey, ImportReport};
 pub use write::{NewObservation, SessionKey, Writer};

@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_summaries_searchable.sql"),
     include_str!("migrations/0004_forget.sql"),
     include_str!("migrations/0005_one_memory_per_tool_call.sql"),
+    include_str!("migrations/0006_sync.sql"),
 ];
 
 /// The version whose migration made summaries searchable: older stores get

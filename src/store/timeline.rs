@@ -47,7 +47,7 @@ impl Told {
 }
 
 /// Reads an observation row; private content is replaced unless `reveal`.
-fn observation(row: &Row<'_>, reveal: bool) -> rusqlite::Result<Observation> {
+pub(super) fn observation(row: &Row<'_>, reveal: bool) -> rusqlite::Result<Observation> {
     let private: bool = row.get(6)?;
     let tags: String = row.get(7)?;
     Ok(Observation {

@@ -181,7 +181,7 @@ impl Store {
 impl Store {
     /// The observations and sessions still stored that a tombstone names.
     /// Reads every observation once: only after an import brought new tombstones.
-    fn buried_but_stored(&self) -> Result<(Vec<i64>, Vec<String>)> {
+    pub(super) fn buried_but_stored(&self) -> Result<(Vec<i64>, Vec<String>)> {
         let sessions: Vec<String> = self
             .conn
             .prepare("SELECT id FROM sessions WHERE id IN (SELECT key FROM tombstones WHERE kind = 'session')")?
@@ -200,7 +200,7 @@ impl Store {
     }
 }
 
-fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: &mut ImportReport) -> Result<()> {
+pub(super) fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: &mut ImportReport) -> Result<()> {
     let conn = writer.conn();
     let session_buried = |id: &str| is_buried(conn, TombstoneKind::Session, id);
     match record {
@@ -253,8 +253,9 @@ fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: &mut Import
                 private: obs.private,
                 tags: &obs.tags,
             };
-            // Keep the id when it is free, so that references to it survive.
-            if writer.add_observation_with_id(Some(obs.id), &new)?.is_some() {
+            // Keep the id when it is free, so that references to it survive
+            // (a pulled record has none: it takes the next).
+            if writer.add_observation_with_id(Some(obs.id).filter(|id| *id > 0), &new)?.is_some() {
                 report.observations += 1;
             } else if is_same_observation(conn, obs)? {
                 report.duplicates += 1;

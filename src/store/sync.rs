@@ -1,0 +1,387 @@
+//! Team sync's local side: which records of a project are still to push,
+//! and applying pulled ones. A record of the shared log is an export record
+//! (`ExportRecord`) under a global id; the server and the sealing live in
+//! `crate::sync`.
+//!
+//! - What is on the server (pushed from here, or pulled) is kept in
+//!   `sync_records` by id, so nothing is pushed twice and one's own records
+//!   coming back are recognised.
+//! - Observations are found by a mark: the local id up to which they were
+//!   offered. Local ids are reused after the newest rows are forgotten, so
+//!   the mark remembers its row's fingerprint, and a mark whose row has
+//!   changed starts the search again from the first row.
+//! - Applying a pulled batch and moving the cursor past it happen in one
+//!   transaction: a process killed at any point leaves both or neither.
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use sha2::{Digest, Sha256};
+
+use super::forget::{Tombstone, TombstoneKind, fingerprint, is_buried};
+use super::timeline::{observation, session};
+use super::transfer::{ImportReport, import_record};
+use super::write::Writer;
+use super::{ExportRecord, Store, Summary, now_ms};
+
+/// A record's global id: the same on every device that holds the record.
+pub type RecordId = [u8; 16];
+
+/// A PreToolUse note younger than this may still be replaced by its tool
+/// call's result, so it is not pushed yet.
+const PENDING_NOTE_MS: i64 = 60 * 60 * 1000;
+
+/// A shared project as this device syncs it.
+#[derive(Debug, Clone)]
+pub struct SyncState {
+    /// The local row of `sync_projects`.
+    pub project: i64,
+    /// The last server sequence number applied here.
+    pub cursor: i64,
+    /// Unix milliseconds of the last sync that completed.
+    pub last_sync: Option<i64>,
+    observation_mark: i64,
+    mark_fingerprint: Option<String>,
+    /// Where this run's search for observations goes on from: past the
+    /// mark when a note waiting for its result holds the mark back.
+    scanned: i64,
+}
+
+/// Records to push, in the order they must arrive: sessions before what
+/// they hold.
+#[derive(Debug, Default)]
+pub struct Outgoing {
+    pub records: Vec<(RecordId, ExportRecord)>,
+    /// How far the search for observations got: the id and fingerprint of
+    /// the row it stopped at, once this batch is on the server.
+    mark: Option<(i64, String)>,
+    /// The last observation this batch's search read.
+    scanned: Option<i64>,
+}
+
+impl ExportRecord {
+    /// The record's global id, the same on every device: an observation's
+    /// is its fingerprint, so that the same memory, however it reached a
+    /// device (a hook, an import, a pull), is one record; the others' are
+    /// hashes of what names them (a session's id, never shown to the server
+    /// as such) or of what they say.
+    pub fn record_id(&self) -> RecordId {
+        match self {
+            ExportRecord::Session { session, .. } => hashed(&["session", &session.id]),
+            ExportRecord::Observation(obs) => fingerprint_id(&fingerprint(&obs.session_id, obs.ts, &obs.content)),
+            ExportRecord::Summary(summary) => {
+                hashed(&["summary", &summary.session_id, summary.level.as_str(), &summary.content])
+            }
+            ExportRecord::Tombstone(stone) => hashed(&["tombstone", stone.kind.as_str(), &stone.key]),
+        }
+    }
+}
+
+/// The id of the record a tombstone names.
+fn buried_record(stone: &Tombstone) -> RecordId {
+    match stone.kind {
+        TombstoneKind::Session => hashed(&["session", &stone.key]),
+        TombstoneKind::Observation => fingerprint_id(&stone.key),
+    }
+}
+
+/// An observation's fingerprint (32 hex digits) as a record id.
+fn fingerprint_id(hex: &str) -> RecordId {
+    let mut id = [0u8; 16];
+    for (byte, pair) in id.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = std::str::from_utf8(pair).ok().and_then(|p| u8::from_str_radix(p, 16).ok()).unwrap_or(0);
+    }
+    id
+}
+
+fn hashed(parts: &[&str]) -> RecordId {
+    let mut hash = Sha256::new();
+    for part in parts {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hash.finalize()[..16].try_into().expect("a SHA-256 digest has 16 bytes to spare")
+}
+
+fn on_server(conn: &Connection, id: &RecordId) -> Result<bool> {
+    let found = conn
+        .prepare_cached("SELECT 1 FROM sync_records WHERE record_id = ?1")?
+        .query_row([&id[..]], |_| Ok(()))
+        .optional()?;
+    Ok(found.is_some())
+}
+
+fn note_on_server(conn: &Connection, project: i64, id: &RecordId) -> Result<()> {
+    conn.prepare_cached("INSERT INTO sync_records(record_id, project) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
+        .execute(params![&id[..], project])?;
+    Ok(())
+}
+
+impl Store {
+    /// How this device syncs `project` (a local project path), made on
+    /// first use.
+    pub fn sync_state(&self, project: &str) -> Result<SyncState> {
+        self.conn
+            .prepare_cached("INSERT INTO sync_projects(project_path) VALUES (?1) ON CONFLICT DO NOTHING")?
+            .execute([project])?;
+        let state = self
+            .conn
+            .prepare_cached(
+                "SELECT id, cursor, last_sync, observation_mark, mark_fingerprint
+                 FROM sync_projects WHERE project_path = ?1",
+            )?
+            .query_row([project], |r| {
+                Ok(SyncState {
+                    project: r.get(0)?,
+                    cursor: r.get(1)?,
+                    last_sync: r.get(2)?,
+                    observation_mark: r.get(3)?,
+                    mark_fingerprint: r.get(4)?,
+                    scanned: r.get(3)?,
+                })
+            })?;
+        Ok(state)
+    }
+
+    /// The projects this device has synced, by local path.
+    pub fn synced_projects(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT project_path FROM sync_projects ORDER BY project_path")?;
+        let projects = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(projects)
+    }
+
+    /// The next records of `project` to push, at most about `limit`, in
+    /// one consistent read. `author` labels its sessions. Empty when
+    /// everything is on the server.
+    pub fn to_push(&mut self, state: &mut SyncState, project: &str, author: &str, limit: usize) -> Result<Outgoing> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        if state.observation_mark > 0 && state.scanned == state.observation_mark && !mark_holds(&tx, state)? {
+            state.observation_mark = 0;
+            state.scanned = 0;
+        }
+        let mut out = Outgoing::default();
+        sessions_to_push(&tx, project, author, limit, &mut out)?;
+        let full = |out: &Outgoing| out.records.len() >= limit;
+        if !full(&out) {
+            observations_to_push(&tx, state, project, limit, &mut out)?;
+        }
+        if !full(&out) {
+            summaries_to_push(&tx, project, &mut out)?;
+            tombstones_to_push(&tx, state, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Notes that `batch` is on the server.
+    pub fn pushed(&mut self, state: &mut SyncState, batch: &Outgoing) -> Result<()> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (id, _) in &batch.records {
+            note_on_server(&tx, state.project, id)?;
+        }
+        if let Some((mark, fingerprint)) = &batch.mark {
+            tx.prepare_cached("UPDATE sync_projects SET observation_mark = ?2, mark_fingerprint = ?3 WHERE id = ?1")?
+                .execute(params![state.project, mark, fingerprint])?;
+            state.observation_mark = *mark;
+            state.mark_fingerprint = Some(fingerprint.clone());
+        }
+        tx.commit()?;
+        state.scanned = batch.scanned.unwrap_or(state.scanned);
+        Ok(())
+    }
+
+    /// Stores records pulled from the server for `project` (the local
+    /// path they are filed under) and moves the cursor to `cursor`, in one
+    /// transaction. Records already here (one's own, coming back) are
+    /// skipped. The caller forgets what the report's `to_forget` names.
+    pub fn apply_pulled(
+        &mut self,
+        state: &mut SyncState,
+        project: &str,
+        records: Vec<(RecordId, ExportRecord)>,
+        cursor: i64,
+    ) -> Result<ImportReport> {
+        let mut report = ImportReport::default();
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let writer = Writer::new(&tx, self.index);
+        for (id, mut record) in records {
+            if on_server(&tx, &id)? {
+                report.duplicates += 1;
+                continue;
+            }
+            match &mut record {
+                ExportRecord::Session { session, keys } => {
+                    session.project = project.to_owned();
+                    keys.clear();
+                }
+                ExportRecord::Observation(obs) => {
+                    // Its id is the author's; here it takes the next one.
+                    obs.id = 0;
+                    obs.private = false;
+                    ensure_session(&tx, &obs.session_id, project, obs.ts)?;
+                }
+                ExportRecord::Summary(summary) => {
+                    ensure_session(&tx, &summary.session_id, project, summary.created_at)?
+                }
+                ExportRecord::Tombstone(_) => {}
+            }
+            import_record(&writer, &record, &mut report).context("cannot store a pulled record")?;
+            note_on_server(&tx, state.project, &id)?;
+        }
+        tx.prepare_cached("UPDATE sync_projects SET cursor = ?2 WHERE id = ?1")?
+            .execute(params![state.project, cursor])?;
+        tx.commit()?;
+        state.cursor = cursor;
+        if report.tombstones > 0 {
+            report.to_forget = self.buried_but_stored()?;
+        }
+        Ok(report)
+    }
+
+    /// Notes a sync of the project that completed now.
+    pub fn synced(&self, state: &mut SyncState) -> Result<()> {
+        let now = now_ms();
+        self.conn
+            .prepare_cached("UPDATE sync_projects SET last_sync = ?2 WHERE id = ?1")?
+            .execute(params![state.project, now])?;
+        state.last_sync = Some(now);
+        Ok(())
+    }
+}
+
+/// Whether the row the mark stopped at is still the row it was: otherwise
+/// its id, and ids below it, may since have gone to other rows.
+fn mark_holds(conn: &Connection, state: &SyncState) -> Result<bool> {
+    let row: Option<(String, i64, String)> = conn
+        .prepare_cached("SELECT session_id, ts, content FROM observations WHERE id = ?1")?
+        .query_row([state.observation_mark], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    Ok(row.is_some_and(|(session, ts, content)| {
+        state.mark_fingerprint.as_deref() == Some(fingerprint(&session, ts, &content).as_str())
+    }))
+}
+
+/// Sessions of the project with something public in them, not yet on the
+/// server, labelled with their author.
+fn sessions_to_push(conn: &Connection, project: &str, author: &str, limit: usize, out: &mut Outgoing) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.id, s.project_path, s.started_at, s.ended_at, s.meta_json, 0 FROM sessions s
+         WHERE s.project_path = ?1
+           AND (EXISTS (SELECT 1 FROM observations o WHERE o.session_id = s.id AND o.private = 0)
+                OR EXISTS (SELECT 1 FROM summaries su WHERE su.session_id = s.id))
+         ORDER BY s.started_at, s.id",
+    )?;
+    let mut rows = stmt.query([project])?;
+    while let Some(row) = rows.next()? {
+        let mut found = session(row)?;
+        let record = ExportRecord::Session { session: found.clone(), keys: Vec::new() };
+        let id = record.record_id();
+        if on_server(conn, &id)? {
+            continue;
+        }
+        if found.meta.get("author").is_none_or(|a| !a.is_string()) {
+            found.meta["author"] = author.into();
+        }
+        out.records.push((id, ExportRecord::Session { session: found, keys: Vec::new() }));
+        if out.records.len() >= limit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Public observations of the project past the mark, not yet on the server.
+/// A PreToolUse note still waiting for its result is left for later, and
+/// the mark stays before it.
+fn observations_to_push(
+    conn: &Connection,
+    state: &SyncState,
+    project: &str,
+    limit: usize,
+    out: &mut Outgoing,
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT o.id, o.session_id, o.ts, o.kind, o.tool_name, o.content, o.private, o.tags_json,
+                EXISTS (SELECT 1 FROM pending_tools p WHERE p.observation_id = o.id)
+         FROM observations o JOIN sessions s ON s.id = o.session_id
+         WHERE o.id > ?1 AND s.project_path = ?2 ORDER BY o.id LIMIT ?3",
+    )?;
+    let young = now_ms() - PENDING_NOTE_MS;
+    let mut held = false;
+    let mut rows = stmt.query(params![state.scanned, project, limit as i64])?;
+    while let Some(row) = rows.next()? {
+        let obs = observation(row, true)?;
+        out.scanned = Some(obs.id);
+        let pending: bool = row.get(8)?;
+        if pending && obs.ts > young {
+            held = true;
+            continue;
+        }
+        let key = fingerprint(&obs.session_id, obs.ts, &obs.content);
+        if !held && state.scanned == state.observation_mark {
+            out.mark = Some((obs.id, key.clone()));
+        }
+        let id = fingerprint_id(&key);
+        if obs.private || on_server(conn, &id)? {
+            continue;
+        }
+        out.records.push((id, ExportRecord::Observation(obs)));
+    }
+    Ok(())
+}
+
+/// The project's summaries, each version once.
+fn summaries_to_push(conn: &Connection, project: &str, out: &mut Outgoing) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT su.session_id, su.level, su.created_at, su.content
+         FROM summaries su JOIN sessions s ON s.id = su.session_id WHERE s.project_path = ?1",
+    )?;
+    let mut rows = stmt.query([project])?;
+    while let Some(row) = rows.next()? {
+        let level: String = row.get(1)?;
+        let Some(level) = super::SummaryLevel::parse(&level) else { continue };
+        let summary = Summary { session_id: row.get(0)?, level, created_at: row.get(2)?, content: row.get(3)? };
+        let record = ExportRecord::Summary(summary);
+        let id = record.record_id();
+        if !on_server(conn, &id)? {
+            out.records.push((id, record));
+        }
+    }
+    Ok(())
+}
+
+/// Tombstones for what this project put on the server: what was forgotten
+/// here is forgotten on every device.
+fn tombstones_to_push(conn: &Connection, state: &SyncState, out: &mut Outgoing) -> Result<()> {
+    let mut stmt = conn.prepare_cached("SELECT kind, key, forgotten_at FROM tombstones")?;
+    let mut rows = stmt.query([])?;
+    let mut named = conn.prepare_cached("SELECT 1 FROM sync_records WHERE record_id = ?1 AND project = ?2")?;
+    while let Some(row) = rows.next()? {
+        let kind =
+            if row.get_ref(0)?.as_str()? == "session" { TombstoneKind::Session } else { TombstoneKind::Observation };
+        let stone = Tombstone { kind, key: row.get(1)?, forgotten_at: row.get(2)? };
+        let shared = named.query_row(params![&buried_record(&stone)[..], state.project], |_| Ok(())).optional()?;
+        if shared.is_none() {
+            continue;
+        }
+        let record = ExportRecord::Tombstone(stone);
+        let id = record.record_id();
+        if !on_server(conn, &id)? {
+            out.records.push((id, record));
+        }
+    }
+    Ok(())
+}
+
+/// Makes sure a pulled record's session exists, should its session record
+/// never have arrived (it always comes first; this keeps one lost record
+/// from stopping every later pull).
+fn ensure_session(conn: &Connection, session_id: &str, project: &str, at: i64) -> Result<()> {
+    if is_buried(conn, TombstoneKind::Session, session_id)? {
+        return Ok(());
+    }
+    conn.prepare_cached(
+        "INSERT INTO sessions(id, started_at, project_path, meta_json) VALUES (?1, ?2, ?3, '{}')
+         ON CONFLICT(id) DO NOTHING",
+    )?
+    .execute(params![session_id, at, project])?;
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! The team key: 32 random bytes that seal a team's records, kept in the
+//! home as `sync.key` (owner-only) and shared out of band as 64 hex digits.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use chacha20poly1305::XChaCha20Poly1305;
+use chacha20poly1305::aead::{Generate, Key};
+use sha2::{Digest, Sha256};
+
+/// The key's file in the home.
+pub const KEY_FILE: &str = "sync.key";
+
+/// A team key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TeamKey([u8; 32]);
+
+impl std::fmt::Debug for TeamKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TeamKey({})", self.id())
+    }
+}
+
+impl TeamKey {
+    /// A new key from the operating system's random source.
+    pub fn generate() -> Self {
+        Self(Key::<XChaCha20Poly1305>::generate().into())
+    }
+
+    /// Reads a key as `to_hex` writes it; spaces and line breaks are ignored.
+    pub fn parse(text: &str) -> Result<Self> {
+        let hex: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            bail!("a team key is 64 hex digits, as `trae-mem sync key new` prints it");
+        }
+        let mut key = [0u8; 32];
+        for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
+            *byte = u8::from_str_radix(std::str::from_utf8(pair)?, 16)?;
+        }
+        Ok(Self(key))
+    }
+
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A short name for the key that gives nothing of it away, so that
+    /// teammates can check they hold the same one.
+    pub fn id(&self) -> String {
+        let digest = Sha256::new().chain_update(b"trae-mem key id\0").chain_update(self.0).finalize();
+        digest[..4].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    pub(super) fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The key kept in `home`, if there is one.
+    pub fn load(home: &Path) -> Result<Option<Self>> {
+        let path = home.join(KEY_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::parse(&text).with_context(|| format!("{} is not a team key", path.display())).map(Some),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    /// Keeps the key in `home`, readable by its owner only. An existing,
+    /// different key is replaced only when `replace` says so: records
+    /// sealed with it would no longer open here.
+    pub fn save(&self, home: &Path, replace: bool) -> Result<PathBuf> {
+        let path = home.join(KEY_FILE);
+        if let Some(old) = Self::load(home)? {
+            if old == *self {
+                return Ok(path);
+            }
+            if !replace {
+                bail!(
+                    "{} already holds another team key ({}); pass --force to replace it \
+                     (this home then no longer opens records sealed with the old one)",
+                    path.display(),
+                    old.id()
+                );
+            }
+        }
+        std::fs::create_dir_all(home).with_context(|| format!("cannot create {}", home.display()))?;
+        let temporary = home.join(format!("{KEY_FILE}.{}.tmp", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let written = options.open(&temporary).and_then(|mut file| {
+            file.write_all(format!("{}\n", self.to_hex()).as_bytes())?;
+            file.sync_all()
+        });
+        written
+            .and_then(|()| std::fs::rename(&temporary, &path))
+            .inspect_err(|_| drop(std::fs::remove_file(&temporary)))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_reads_back_as_written_and_stays_private() {
+        let home = tempfile::tempdir().unwrap();
+        let key = TeamKey::generate();
+        assert_ne!(key, TeamKey::generate());
+        assert_eq!(TeamKey::parse(&format!("  {}\n", key.to_hex())).unwrap(), key);
+        let path = key.save(home.path(), false).unwrap();
+        assert_eq!(TeamKey::load(home.path()).unwrap(), Some(key.clone()));
+        #[cfg(unix)]
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions()) & 0o777,
+            0o600
+        );
+
+        let other = TeamKey::generate();
+        let refused = other.save(home.path(), false).unwrap_err().to_string();
+        assert!(refused.contains("--force"), "{refused}");
+        assert_eq!(TeamKey::load(home.path()).unwrap(), Some(key));
+        other.save(home.path(), true).unwrap();
+        assert_eq!(TeamKey::load(home.path()).unwrap(), Some(other));
+        assert!(TeamKey::parse("abc").is_err());
+    }
+}

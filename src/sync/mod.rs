@@ -1,0 +1,236 @@
+//! Team memory: a project's memory shared through PostgreSQL, sealed
+//! end to end. `trae-mem sync` pulls what teammates pushed, then pushes
+//! what is new here; hooks never touch the network.
+//!
+//! - Only a project whose own `trae-mem.toml` says `[sync] share = true`
+//!   leaves the machine, and private rows never do.
+//! - A project is known everywhere by its portable key (its normalised git
+//!   `origin`), the server by a hash of it; records are sealed with a key
+//!   derived from the team key and that portable key.
+//! - Pulled records enter the store as an import's do, filed under the
+//!   local path of the project; pulled tombstones forget through `forget`.
+
+pub mod key;
+mod seal;
+mod server;
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use crate::config::Loaded;
+use crate::forget;
+use crate::store::{ExportRecord, Store, SyncState};
+pub use key::TeamKey;
+use seal::{Sealed, Sealer};
+use server::Server;
+
+/// Records pushed per server transaction.
+const PUSH_BATCH: usize = 500;
+
+/// Records pulled per local transaction.
+const PULL_BATCH: i64 = 1000;
+
+/// A project this device may sync, with its settings.
+pub struct Shared {
+    /// The local project path.
+    pub project: String,
+    /// The project's key on every machine.
+    pub portable_key: String,
+    pub loaded: Loaded,
+}
+
+/// What one project's sync did.
+#[derive(Debug, Default, Serialize)]
+pub struct Synced {
+    pub project: String,
+    pub portable_key: String,
+    /// Records now on the server that were not before.
+    pub pushed: u64,
+    /// Teammates' records stored here.
+    pub pulled_sessions: u64,
+    pub pulled_observations: u64,
+    pub pulled_summaries: u64,
+    /// Observations forgotten here because a teammate forgot them.
+    pub forgotten: u64,
+}
+
+/// What is waiting each way.
+#[derive(Debug, Serialize)]
+pub struct Status {
+    pub project: String,
+    pub portable_key: String,
+    /// Records to push.
+    pub to_push: usize,
+    /// Records on the server not yet pulled here; `None` when the server
+    /// could not be asked (`server_error` says why).
+    pub to_pull: Option<i64>,
+    pub server_error: Option<String>,
+    /// Unix milliseconds of the last completed sync.
+    pub last_sync: Option<i64>,
+    /// The team key's short id; `None` in plaintext mode.
+    pub key_id: Option<String>,
+}
+
+/// The settings of the project in `dir` when it is shared; `None` when it
+/// is not (its memory never leaves the machine).
+pub fn shared(dir: &Path, home_override: Option<&Path>) -> Result<Option<Shared>> {
+    let loaded = crate::config::load(dir, home_override)?;
+    if !loaded.config.sync.share {
+        return Ok(None);
+    }
+    let project = crate::project::identify(dir);
+    let portable_key = crate::project::portable_key(&project);
+    Ok(Some(Shared { project, portable_key, loaded }))
+}
+
+/// The name a device's records carry: `[sync] author`, else `$USER@hostname`.
+pub fn author(loaded: &Loaded) -> String {
+    if let Some(author) = &loaded.config.sync.author {
+        return author.clone();
+    }
+    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "someone".to_owned());
+    let mut name = [0u8; 256];
+    // SAFETY: the buffer is as long as we say, and gethostname NUL-terminates
+    // what fits.
+    let host = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0;
+    let host = host.then(|| String::from_utf8_lossy(name.split(|b| *b == 0).next().unwrap_or_default()).into_owned());
+    match host.filter(|h| !h.is_empty()) {
+        Some(host) => format!("{user}@{host}"),
+        None => user,
+    }
+}
+
+/// The server's URL and how records are sealed, or why sync cannot run.
+fn connect(shared: &Shared) -> Result<(Server, Sealer)> {
+    let settings = &shared.loaded.config.sync;
+    let Some(url) = settings.url.as_deref() else {
+        bail!(
+            "no sync server: set TRAE_MEM_SYNC_URL, or [sync] url in {}",
+            shared.loaded.home.join("trae-mem.toml").display()
+        );
+    };
+    let sealer = sealer(shared)?;
+    Ok((Server::connect(url)?, sealer))
+}
+
+fn sealer(shared: &Shared) -> Result<Sealer> {
+    if shared.loaded.config.sync.plaintext {
+        return Ok(Sealer::new(None, &shared.portable_key));
+    }
+    let Some(key) = TeamKey::load(&shared.loaded.home)? else {
+        bail!(
+            "no team key in {}: the first teammate runs `trae-mem sync key new` and shares what it prints; \
+             the others run `trae-mem sync key import`",
+            shared.loaded.home.display()
+        );
+    };
+    Ok(Sealer::new(Some(&key), &shared.portable_key))
+}
+
+/// The server's kind of a record.
+fn kind_of(record: &ExportRecord) -> i16 {
+    match record {
+        ExportRecord::Session { .. } => 1,
+        ExportRecord::Observation(_) => 2,
+        ExportRecord::Summary(_) => 3,
+        ExportRecord::Tombstone(_) => 4,
+    }
+}
+
+/// Pulls the project's new records, then pushes what is new here.
+/// `progress` hears what is happening and how many records it has done.
+pub fn sync(store: &mut Store, shared: &Shared, progress: &mut dyn FnMut(&str, u64)) -> Result<Synced> {
+    let (mut server, sealer) = connect(shared)?;
+    let mut state = store.sync_state(&shared.project)?;
+    let mut report =
+        Synced { project: shared.project.clone(), portable_key: shared.portable_key.clone(), ..Synced::default() };
+    // Pull first: a wrong key then stops the sync before this device pushes
+    // records the team could not open.
+    pull(store, shared, &mut server, &sealer, &mut state, &mut report, progress)?;
+    let author = author(&shared.loaded);
+    loop {
+        let batch = store.to_push(&mut state, &shared.project, &author, PUSH_BATCH)?;
+        if batch.records.is_empty() {
+            break;
+        }
+        let sealed = batch
+            .records
+            .iter()
+            .map(|(id, record)| sealer.seal(*id, kind_of(record), serde_json::to_vec(record)?))
+            .collect::<Result<Vec<_>>>()?;
+        report.pushed += server.push(&sealer.project, &sealed).context("cannot push to the sync server")?;
+        store.pushed(&mut state, &batch)?;
+        progress("pushed", report.pushed);
+    }
+    store.synced(&mut state)?;
+    Ok(report)
+}
+
+fn pull(
+    store: &mut Store,
+    shared: &Shared,
+    server: &mut Server,
+    sealer: &Sealer,
+    state: &mut SyncState,
+    report: &mut Synced,
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<()> {
+    let mut pulled = 0u64;
+    loop {
+        let rows =
+            server.pull(&sealer.project, state.cursor, PULL_BATCH).context("cannot pull from the sync server")?;
+        let Some(last) = rows.last().map(|row| row.seq) else { return Ok(()) };
+        let records = rows.iter().map(|row| open(sealer, &row.record)).collect::<Result<Vec<_>>>()?;
+        pulled += records.len() as u64;
+        let applied = store.apply_pulled(state, &shared.project, records, last)?;
+        report.pulled_sessions += applied.sessions;
+        report.pulled_observations += applied.observations;
+        report.pulled_summaries += applied.summaries;
+        let (observations, sessions) = applied.to_forget;
+        if !observations.is_empty() || !sessions.is_empty() {
+            let plan = forget::Plan { observations, sessions, project: None };
+            let forgotten = forget::carry_out(store, &shared.loaded, &plan, &mut |_| {})?;
+            report.forgotten += forgotten.observations;
+        }
+        progress("pulled", pulled);
+    }
+}
+
+/// A pulled record, opened and checked: its id and kind must be those of
+/// what it says, so that nothing can pass one record off as another.
+fn open(sealer: &Sealer, sealed: &Sealed) -> Result<(crate::store::RecordId, ExportRecord)> {
+    let plain = sealer.open(sealed)?;
+    let record: ExportRecord = serde_json::from_slice(&plain).context("a pulled record is not a trae-mem record")?;
+    if record.record_id() != sealed.id || kind_of(&record) != sealed.kind {
+        bail!("a pulled record's id or kind does not match what it holds; it was not stored");
+    }
+    Ok((sealed.id, record))
+}
+
+/// What is waiting each way for the project. The server is asked only for
+/// a count; when it cannot be reached, the status says why.
+pub fn status(store: &mut Store, shared: &Shared) -> Result<Status> {
+    let mut state = store.sync_state(&shared.project)?;
+    let author = author(&shared.loaded);
+    let to_push = store.to_push(&mut state, &shared.project, &author, usize::MAX >> 1)?.records.len();
+    let asked = connect(shared).and_then(|(mut server, sealer)| server.waiting(&sealer.project, state.cursor));
+    let key_id = match shared.loaded.config.sync.plaintext {
+        true => None,
+        false => TeamKey::load(&shared.loaded.home)?.map(|key| key.id()),
+    };
+    let (to_pull, server_error) = match asked {
+        Ok(count) => (Some(count), None),
+        Err(err) => (None, Some(format!("{err:#}"))),
+    };
+    Ok(Status {
+        project: shared.project.clone(),
+        portable_key: shared.portable_key.clone(),
+        to_push,
+        to_pull,
+        server_error,
+        last_sync: state.last_sync,
+        key_id,
+    })
+}

@@ -1,0 +1,150 @@
+//! The shared log in PostgreSQL: one append-only table of sealed records,
+//! hash-partitioned by project, migrated like the local schema.
+//!
+//! The server assigns each record a sequence number; devices pull by
+//! cursor. A sequence can commit out of order (a slow transaction takes 10
+//! and commits after 11 is seen), and a puller past 11 would never see 10,
+//! so pushes to one project take an advisory lock and run one at a time.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use postgres::{Client, NoTls};
+
+use super::seal::Sealed;
+
+/// Each entry moves the server's schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[include_str!("server_0001.sql")];
+
+/// The advisory-lock class of trae-mem's locks (the first key of the pair).
+const LOCK_CLASS: i32 = 0x7472_6165; // "trae"
+
+/// The lock (in `LOCK_CLASS`) that serialises migrations.
+const MIGRATION_LOCK: i32 = 0;
+
+/// How long connecting may take when the URL does not say.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A record read back, with its sequence number.
+pub struct Pulled {
+    pub seq: i64,
+    pub record: Sealed,
+}
+
+/// A connection to the sync server.
+pub struct Server {
+    client: Client,
+}
+
+impl Server {
+    /// Connects to `url` (a PostgreSQL connection string or URL) and brings
+    /// its schema up to date.
+    pub fn connect(url: &str) -> Result<Self> {
+        let mut config: postgres::Config = url.parse().context("[sync] url is not a PostgreSQL connection string")?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("trae-mem");
+        }
+        let client =
+            config.connect(NoTls).with_context(|| format!("cannot reach the sync server ({})", where_(&config)))?;
+        let mut server = Self { client };
+        server.migrate().context("cannot prepare the sync server's tables")?;
+        Ok(server)
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let mut tx = self.client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCK_CLASS, &MIGRATION_LOCK])?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS trae_mem_schema (version integer NOT NULL)")?;
+        let version: i32 = tx.query_one("SELECT coalesce(max(version), 0) FROM trae_mem_schema", &[])?.get(0);
+        if version as usize > MIGRATIONS.len() {
+            bail!(
+                "the sync server's schema is version {version}, newer than this trae-mem understands ({}); upgrade trae-mem",
+                MIGRATIONS.len()
+            );
+        }
+        for sql in &MIGRATIONS[version as usize..] {
+            tx.batch_execute(sql)?;
+        }
+        if version as usize != MIGRATIONS.len() {
+            tx.execute("DELETE FROM trae_mem_schema", &[])?;
+            tx.execute("INSERT INTO trae_mem_schema(version) VALUES ($1)", &[&(MIGRATIONS.len() as i32)])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Appends records to `project`'s log, in order. Records already there
+    /// (by id) are left as they are. Returns how many were new.
+    pub fn push(&mut self, project: &[u8; 32], records: &[Sealed]) -> Result<u64> {
+        let ids: Vec<uuid::Uuid> = records.iter().map(|r| uuid::Uuid::from_bytes(r.id)).collect();
+        let kinds: Vec<i16> = records.iter().map(|r| r.kind).collect();
+        let nonces: Vec<&[u8]> = records.iter().map(|r| r.nonce.as_slice()).collect();
+        let bodies: Vec<&[u8]> = records.iter().map(|r| r.body.as_slice()).collect();
+        let mut tx = self.client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCK_CLASS, &project_lock(project)])?;
+        let inserted = tx.execute(
+            "INSERT INTO trae_mem_records(project, id, kind, nonce, body)
+             SELECT $1, r.id, r.kind, r.nonce, r.body
+             FROM unnest($2::uuid[], $3::int2[], $4::bytea[], $5::bytea[]) WITH ORDINALITY AS r(id, kind, nonce, body, n)
+             ORDER BY r.n
+             ON CONFLICT (project, id) DO NOTHING",
+            &[&project.as_slice(), &ids, &kinds, &nonces, &bodies],
+        )?;
+        tx.commit()?;
+        Ok(inserted)
+    }
+
+    /// The project's records after sequence number `after`, oldest first,
+    /// at most `limit`.
+    pub fn pull(&mut self, project: &[u8; 32], after: i64, limit: i64) -> Result<Vec<Pulled>> {
+        let rows = self.client.query(
+            "SELECT seq, id, kind, nonce, body FROM trae_mem_records
+             WHERE project = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            &[&project.as_slice(), &after, &limit],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|row| Pulled {
+                seq: row.get(0),
+                record: Sealed {
+                    id: *row.get::<_, uuid::Uuid>(1).as_bytes(),
+                    kind: row.get(2),
+                    nonce: row.get(3),
+                    body: row.get(4),
+                },
+            })
+            .collect())
+    }
+
+    /// How many of the project's records come after `after`.
+    pub fn waiting(&mut self, project: &[u8; 32], after: i64) -> Result<i64> {
+        let row = self.client.query_one(
+            "SELECT count(*) FROM trae_mem_records WHERE project = $1 AND seq > $2",
+            &[&project.as_slice(), &after],
+        )?;
+        Ok(row.get(0))
+    }
+}
+
+/// The project's push lock, in `LOCK_CLASS`.
+fn project_lock(project: &[u8; 32]) -> i32 {
+    i32::from_be_bytes(project[..4].try_into().expect("four bytes"))
+}
+
+/// Where a connection goes, without its password: for error messages.
+fn where_(config: &postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|host| match host {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            #[cfg(unix)]
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let database = config.get_dbname().or(config.get_user()).unwrap_or("postgres");
+    format!("database {database} on {}", if hosts.is_empty() { "localhost".to_owned() } else { hosts.join(", ") })
+}

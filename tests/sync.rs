@@ -1,0 +1,408 @@
+//! Team memory against a real PostgreSQL server: several homes ("machines")
+//! record sessions through hooks as Claude Code runs them, and `trae-mem
+//! sync` shares them. Each test starts its own server (`tests/postgres.rs`).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::pg::{Postgres, holds};
+use crate::util::{Home, Run, claude_code_payload};
+
+/// One machine: a home, and a clone of the team's repository whose
+/// `origin` is spelled `origin`.
+struct Machine {
+    home: Home,
+    project: PathBuf,
+    url: String,
+}
+
+impl Machine {
+    /// A machine of `author` whose clone shares its memory, with `extra`
+    /// lines in its `[sync]` table.
+    fn new(server: &Postgres, author: &str, origin: &str, extra: &str) -> Self {
+        let home = Home::new();
+        home.write("home/trae-mem.toml", format!("[sync]\nauthor = \"{author}\"\n").as_bytes());
+        let project = home.work().join("app");
+        let machine = Self { home, project, url: server.url() };
+        machine.clone_at(&machine.project, origin, &format!("[sync]\nshare = true\n{extra}"));
+        machine
+    }
+
+    /// Makes a git checkout at `dir` with this `origin` and this project config.
+    fn clone_at(&self, dir: &std::path::Path, origin: &str, config: &str) {
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        std::fs::write(
+            dir.join(".git/config"),
+            format!("[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = {origin}\n"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("trae-mem.toml"), config).unwrap();
+    }
+
+    fn hook_in(&self, dir: &std::path::Path, sid: &str, event: &str, mut extra: Value) -> Run {
+        extra["cwd"] = json!(dir);
+        self.home.run(&["hook"], Some(&claude_code_payload(sid, event, extra))).ok()
+    }
+
+    /// A whole session in `dir`: a prompt holding `marker`, a tool call, an end.
+    fn session_in(&self, dir: &std::path::Path, sid: &str, marker: &str) {
+        self.hook_in(dir, sid, "SessionStart", json!({"source": "startup"}));
+        self.hook_in(
+            dir,
+            sid,
+            "UserPromptSubmit",
+            json!({"prompt": format!("why does the invoice export drop {marker}")}),
+        );
+        self.hook_in(
+            dir,
+            sid,
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": format!("toolu_{sid}"),
+                   "tool_input": {"command": format!("grep -rn {marker} src")},
+                   "tool_response": {"stdout": format!("src/invoice.rs:12: {marker}"), "stderr": ""}}),
+        );
+        self.hook_in(dir, sid, "SessionEnd", json!({"reason": "exit"}));
+    }
+
+    fn session(&self, sid: &str, marker: &str) {
+        self.session_in(&self.project, sid, marker);
+    }
+
+    /// `trae-mem sync --project <clone>` with these extra arguments.
+    fn sync(&self, args: &[&str]) -> Run {
+        let project = self.project.display().to_string();
+        let mut all = vec!["sync", "--project", &project];
+        all.extend_from_slice(args);
+        self.home.run_env(&all, &[("TRAE_MEM_SYNC_URL", &self.url)], None)
+    }
+
+    /// The public observations: (session, time, text).
+    fn observations(&self) -> BTreeSet<(String, i64, String)> {
+        let db = self.home.db();
+        let mut stmt = db.prepare("SELECT session_id, ts, content FROM observations WHERE private = 0").unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+    }
+
+    /// What `search` answers, as (session, kind, snippet).
+    fn search(&self, query: &str) -> Vec<(String, String, String)> {
+        let found = self.home.run(&["search", query, "--json", "--limit", "50"], None).ok().json();
+        let mut hits: Vec<_> = found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["session_id"].as_str().unwrap().to_owned(), h["kind"].to_string(), h["snippet"].to_string()))
+            .collect();
+        hits.sort();
+        hits
+    }
+
+    fn author_of(&self, session: &str) -> Option<String> {
+        self.home
+            .db()
+            .query_row("SELECT json_extract(meta_json, '$.author') FROM sessions WHERE id = ?1", [session], |r| {
+                r.get(0)
+            })
+            .unwrap()
+    }
+
+    fn session_of(&self, marker: &str) -> String {
+        self.home
+            .db()
+            .query_row(
+                "SELECT session_id FROM observations WHERE content LIKE ?1 LIMIT 1",
+                [format!("%{marker}%")],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+}
+
+/// Gives every machine after the first the first one's new team key.
+fn share_key(machines: &[&Machine]) {
+    let made = machines[0].home.run(&["sync", "key", "new"], None).ok();
+    let key = made.stdout.trim().to_owned();
+    assert_eq!(key.len(), 64, "{}", made.stdout);
+    for machine in &machines[1..] {
+        machine.home.run(&["sync", "key", "import"], Some(key.as_bytes())).ok();
+    }
+}
+
+fn pushed(run: &Run) -> u64 {
+    run.json()[0]["pushed"].as_u64().unwrap()
+}
+
+#[test]
+fn three_machines_of_two_users_converge_whatever_the_remote_is_called() {
+    let Some(server) = Postgres::start() else { return };
+    // One repository, three spellings of its remote.
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:Acme/Billing.git", "");
+    let desktop = Machine::new(&server, "ana@desktop", "https://github.com/acme/billing", "");
+    let bob = Machine::new(&server, "bob@work", "ssh://git@github.com/Acme/Billing/", "");
+    share_key(&[&laptop, &desktop, &bob]);
+
+    laptop.session("l1", "quokkalaptop");
+    desktop.session("d1", "quokkadesktop");
+    bob.session("b1", "quokkabob");
+    let own: usize = [&laptop, &desktop, &bob].iter().map(|m| m.observations().len()).sum();
+
+    let first = laptop.sync(&["--json"]).ok();
+    assert!(pushed(&first) > 0, "{}", first.stdout);
+    assert_eq!(first.json()[0]["portable_key"], "github.com/acme/billing");
+    for machine in [&desktop, &bob, &laptop, &desktop] {
+        machine.sync(&[]).ok();
+    }
+
+    let everything = laptop.observations();
+    assert_eq!(everything.len(), own, "every machine's memory, once: {everything:#?}");
+    assert_eq!(desktop.observations(), everything);
+    assert_eq!(bob.observations(), everything);
+    let answers = laptop.search("invoice export");
+    assert!(answers.iter().any(|(_, _, s)| s.contains("quokkabob")), "{answers:#?}");
+    assert_eq!(desktop.search("invoice export"), answers);
+    assert_eq!(bob.search("invoice export"), answers);
+
+    // Teammates' sessions carry who did them; one's own carry no label.
+    let bobs = laptop.session_of("quokkabob");
+    assert_eq!(laptop.author_of(&bobs).as_deref(), Some("bob@work"));
+    assert_eq!(desktop.author_of(&laptop.session_of("quokkalaptop")).as_deref(), Some("ana@laptop"));
+    assert_eq!(bob.author_of(&bob.session_of("quokkabob")), None);
+    // Pulled summaries are searchable like one's own.
+    let summaries: i64 = laptop.home.db().query_row("SELECT count(*) FROM summaries", [], |r| r.get(0)).unwrap();
+    assert_eq!(summaries, 6, "a brief and a detailed summary of each of the three sessions");
+}
+
+#[test]
+fn pushing_twice_adds_nothing_even_when_the_device_forgot_it_had_pushed() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    share_key(&[&laptop]);
+    laptop.session("l1", "wombat");
+    assert!(pushed(&laptop.sync(&["--json"]).ok()) > 0);
+    let held = server.records();
+
+    let again = laptop.sync(&["--json"]).ok();
+    assert_eq!(pushed(&again), 0, "{}", again.stdout);
+    assert_eq!(server.records(), held);
+
+    // A crash between the server's commit and the local note: everything
+    // is offered again, and the server keeps one copy.
+    laptop.home.db().execute_batch("DELETE FROM sync_records; UPDATE sync_projects SET observation_mark = 0").unwrap();
+    let redone = laptop.sync(&["--json"]).ok();
+    assert_eq!(pushed(&redone), 0, "{}", redone.stdout);
+    assert_eq!(server.records(), held);
+    let status = laptop.sync(&["--status", "--json"]).ok().json();
+    assert_eq!(status[0]["to_push"], 0, "{status}");
+    assert_eq!(status[0]["to_pull"], 0, "{status}");
+}
+
+#[test]
+fn unshared_projects_and_private_rows_never_reach_the_server() {
+    let Some(server) = Postgres::start() else { return };
+    // Plaintext, so that what reached the server can be read there.
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "plaintext = true\n");
+    laptop.session("l1", "sharedquokka");
+    laptop.hook_in(
+        &laptop.project,
+        "l1",
+        "UserPromptSubmit",
+        json!({"prompt": "<private>the password is hunter2secretzebra</private>"}),
+    );
+    let elsewhere = laptop.home.work().join("side-project");
+    laptop.clone_at(&elsewhere, "git@github.com:ana/side.git", "# not shared\n");
+    laptop.session_in(&elsewhere, "s1", "unsharedplatypus");
+
+    // Without --project: every project this home knows, and only the shared one goes.
+    let run = laptop.home.run_env(&["sync", "--json"], &[("TRAE_MEM_SYNC_URL", &laptop.url)], None).ok();
+    assert_eq!(run.json().as_array().unwrap().len(), 1, "{}", run.stdout);
+    let rows = server.dump();
+    assert!(rows.iter().any(|r| holds(r, "sharedquokka")), "the shared project's rows are there, readable");
+    for secret in ["hunter2secretzebra", "unsharedplatypus", "side-project"] {
+        assert!(!rows.iter().any(|r| holds(r, secret)), "{secret} reached the server");
+    }
+    let refused = laptop.home.run_env(
+        &["sync", "--project", &elsewhere.display().to_string()],
+        &[("TRAE_MEM_SYNC_URL", &laptop.url)],
+        None,
+    );
+    let refused = refused.code(1);
+    assert!(refused.stderr.contains("does not share its memory"), "{}", refused.stderr);
+}
+
+#[test]
+fn sealed_records_hold_no_plaintext_and_a_wrong_key_changes_nothing() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    let bob = Machine::new(&server, "bob@work", "https://github.com/acme/billing.git", "");
+    share_key(&[&laptop]);
+    laptop.session("l1", "sealedquokka");
+    laptop.sync(&[]).ok();
+
+    let rows = server.dump();
+    assert!(rows.len() > 5, "{rows:?}");
+    let session = laptop.session_of("sealedquokka");
+    for plain in ["sealedquokka", "invoice", "ana@laptop", "billing", &session, "Bash", "brief"] {
+        assert!(!rows.iter().any(|r| holds(r, plain)), "{plain:?} is readable on the server");
+    }
+
+    // Bob holds another key: a clear error, nothing stored, nothing pushed.
+    bob.home.run(&["sync", "key", "new"], None).ok();
+    bob.session("b1", "bobsquokka");
+    let before = bob.observations();
+    let held = server.records();
+    let refused = bob.sync(&[]).code(1);
+    assert!(refused.stderr.contains("team key does not open"), "{}", refused.stderr);
+    assert_eq!(bob.observations(), before);
+    assert_eq!(server.records(), held);
+    // Without any key, sync says how to get one.
+    std::fs::remove_file(bob.home.home().join("sync.key")).unwrap();
+    let keyless = bob.sync(&[]).code(1);
+    assert!(keyless.stderr.contains("sync key import"), "{}", keyless.stderr);
+}
+
+#[test]
+fn forgetting_on_one_device_forgets_on_the_others() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    let bob = Machine::new(&server, "bob@work", "git@github.com:acme/billing.git", "");
+    share_key(&[&laptop, &bob]);
+    laptop.session("l1", "keptquokka");
+    laptop.session("l2", "doomedquokka");
+    laptop.sync(&[]).ok();
+    bob.sync(&[]).ok();
+    assert!(bob.observations().iter().any(|(_, _, c)| c.contains("doomedquokka")));
+
+    laptop.home.run(&["forget", "--query", "doomedquokka", "--yes"], None).ok();
+    let pushed_stones = laptop.sync(&["--json"]).ok();
+    assert!(pushed(&pushed_stones) > 0, "the tombstones go up: {}", pushed_stones.stdout);
+    let pulled = bob.sync(&["--json"]).ok().json();
+    assert!(pulled[0]["forgotten"].as_u64().unwrap() > 0, "{pulled}");
+
+    let left = bob.observations();
+    assert!(!left.iter().any(|(_, _, c)| c.contains("doomedquokka")), "{left:#?}");
+    assert!(left.iter().any(|(_, _, c)| c.contains("keptquokka")));
+    assert!(bob.search("doomedquokka").is_empty());
+    // And it does not come back to either of them.
+    laptop.sync(&[]).ok();
+    bob.sync(&[]).ok();
+    assert!(!laptop.observations().iter().any(|(_, _, c)| c.contains("doomedquokka")));
+    assert!(!bob.observations().iter().any(|(_, _, c)| c.contains("doomedquokka")));
+}
+
+/// Gives `machine` a long history (`sessions` of 500 observations) through
+/// `import`, so that a sync takes long enough to be interrupted.
+fn long_history(machine: &Machine, sessions: usize) -> usize {
+    let project = std::fs::canonicalize(&machine.project).unwrap().display().to_string();
+    let mut lines = String::new();
+    let filler = "the ledger reconciles each invoice line against the payment batch ".repeat(6);
+    for s in 0..sessions {
+        let sid = format!("00000000-0000-4000-8000-{s:012}");
+        let started = 1_700_000_000_000i64 + s as i64 * 10_000_000;
+        let session = json!({"type": "session", "session": {"id": sid, "project": project, "started_at": started,
+            "ended_at": null, "meta": {}, "observations": 0}});
+        lines.push_str(&format!("{session}\n"));
+        for o in 0..500 {
+            let obs = json!({"type": "observation", "id": s * 500 + o + 1, "session_id": sid, "ts": started + o as i64,
+                "kind": "tool", "tool": "Bash", "content": format!("step {o} of {sid}: {filler}"),
+                "private": false, "tags": []});
+            lines.push_str(&format!("{obs}\n"));
+        }
+    }
+    let file = machine.home.write("history.jsonl", lines.as_bytes());
+    machine.home.run(&["import", &file.display().to_string()], None).ok();
+    sessions * 500
+}
+
+impl Machine {
+    fn spawn_sync(&self) -> std::process::Child {
+        let project = self.project.display().to_string();
+        let mut command = self.home.command(&["sync", "--project", &project]);
+        command
+            .env("TRAE_MEM_SYNC_URL", &self.url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        command.spawn().unwrap()
+    }
+
+    /// Rows in the store, and distinct ones: equal when nothing is doubled.
+    fn rows_and_distinct(&self) -> (i64, i64) {
+        self.home
+            .db()
+            .query_row(
+                "SELECT count(*), (SELECT count(*) FROM (SELECT DISTINCT session_id, ts, content FROM observations))
+                 FROM observations",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+    }
+}
+
+/// Waits (up to a minute) until `ready` holds, checking every few milliseconds.
+fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(std::time::Instant::now() < until, "timed out waiting until {what}");
+        std::thread::sleep(std::time::Duration::from_millis(3));
+    }
+}
+
+#[test]
+fn a_sync_killed_while_pushing_or_pulling_is_finished_by_the_next() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    let bob = Machine::new(&server, "bob@work", "git@github.com:acme/billing.git", "");
+    share_key(&[&laptop, &bob]);
+    let history = long_history(&laptop, 40);
+
+    let mut push = laptop.spawn_sync();
+    wait_until("the push has begun", || server.records() > 0);
+    push.kill().unwrap();
+    push.wait().unwrap();
+    assert!((server.records() as usize) < history, "the kill came mid-push");
+    laptop.sync(&[]).ok();
+    let on_server = server.records();
+    assert_eq!(on_server as usize, history + 40, "each observation and session once");
+
+    let mut pull = bob.spawn_sync();
+    // Until the sync has made the store, there is nothing to count.
+    let stored =
+        || bob.home.db().query_row("SELECT count(*) FROM observations", [], |r| r.get::<_, i64>(0)).unwrap_or(0);
+    wait_until("the pull has begun", || bob.home.db_path().exists() && stored() > 0);
+    pull.kill().unwrap();
+    pull.wait().unwrap();
+    assert!((bob.rows_and_distinct().0 as usize) < history, "the kill came mid-pull");
+    bob.sync(&[]).ok();
+    assert_eq!(bob.rows_and_distinct(), (history as i64, history as i64), "nothing lost, nothing doubled");
+    assert_eq!(bob.observations(), laptop.observations());
+    assert_eq!(server.records(), on_server, "the pull pushed nothing back");
+}
+
+#[test]
+fn a_server_stopped_mid_sync_is_a_clear_error_and_the_next_sync_completes() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    let bob = Machine::new(&server, "bob@work", "git@github.com:acme/billing.git", "");
+    share_key(&[&laptop, &bob]);
+    let history = long_history(&laptop, 40);
+
+    let push = laptop.spawn_sync();
+    wait_until("the push has begun", || server.records() > 0);
+    server.stop();
+    let out = push.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("sync server"), "the error names the server: {stderr}");
+    // With the server down, hooks carry on as ever.
+    laptop.session("l1", "offlinequokka");
+    let down = laptop.sync(&[]).code(1);
+    assert!(down.stderr.contains("cannot reach the sync server"), "{}", down.stderr);
+
+    server.start_again();
+    laptop.sync(&[]).ok();
+    bob.sync(&[]).ok();
+    assert_eq!(bob.observations(), laptop.observations());
+    assert_eq!(bob.rows_and_distinct().0 as usize, laptop.observations().len());
+    assert!(laptop.observations().len() > history);
+}
