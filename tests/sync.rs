@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::pg::{Postgres, holds};
-use crate::util::{Home, Run, claude_code_payload};
+use crate::util::{Home, Run, claude_code_payload, run_command};
 
 /// One machine: a home, and a clone of the team's repository whose
 /// `origin` is spelled `origin`.
@@ -41,9 +41,12 @@ impl Machine {
         std::fs::write(dir.join("trae-mem.toml"), config).unwrap();
     }
 
+    /// Runs a hook as Claude Code does: in the project's directory.
     fn hook_in(&self, dir: &std::path::Path, sid: &str, event: &str, mut extra: Value) -> Run {
         extra["cwd"] = json!(dir);
-        self.home.run(&["hook"], Some(&claude_code_payload(sid, event, extra))).ok()
+        let mut command = self.home.command(&["hook"]);
+        command.current_dir(dir);
+        run_command(command, &["hook"], Some(&claude_code_payload(sid, event, extra))).ok()
     }
 
     /// A whole session in `dir`: a prompt holding `marker`, a tool call, an end.
@@ -168,6 +171,19 @@ fn three_machines_of_two_users_converge_whatever_the_remote_is_called() {
     assert_eq!(laptop.author_of(&bobs).as_deref(), Some("bob@work"));
     assert_eq!(desktop.author_of(&laptop.session_of("quokkalaptop")).as_deref(), Some("ana@laptop"));
     assert_eq!(bob.author_of(&bob.session_of("quokkabob")), None);
+    // Search narrows to a teammate, by user or by device.
+    for (author, found) in [("bob", "quokkabob"), ("ana@desktop", "quokkadesktop")] {
+        let hits = laptop.home.run(&["search", "invoice", "--author", author, "--json"], None).ok().json();
+        let hits = hits["hits"].as_array().unwrap().clone();
+        assert!(!hits.is_empty());
+        assert!(hits.iter().all(|h| h["author"].as_str().unwrap().starts_with(author)), "{hits:#?}");
+        assert!(hits.iter().any(|h| h["snippet"].as_str().unwrap().contains(found)), "{hits:#?}");
+    }
+    // A new session is told of teammates' work, and by whom.
+    let start = laptop.hook_in(&laptop.project, "l2", "SessionStart", json!({"source": "startup"}));
+    let told = start.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(told.contains("by bob@work") && told.contains("by ana@desktop"), "{told}");
+    assert!(told.contains("quokkabob"), "{told}");
     // Pulled summaries are searchable like one's own.
     let summaries: i64 = laptop.home.db().query_row("SELECT count(*) FROM summaries", [], |r| r.get(0)).unwrap();
     assert_eq!(summaries, 6, "a brief and a detailed summary of each of the three sessions");
@@ -405,4 +421,33 @@ fn a_server_stopped_mid_sync_is_a_clear_error_and_the_next_sync_completes() {
     assert_eq!(bob.observations(), laptop.observations());
     assert_eq!(bob.rows_and_distinct().0 as usize, laptop.observations().len());
     assert!(laptop.observations().len() > history);
+}
+
+#[test]
+fn a_session_end_starts_a_sync_that_the_hook_does_not_wait_for() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    // The server named once in the user's own config, as a teammate would.
+    let config = format!("[sync]\nauthor = \"ana@laptop\"\nurl = \"{}\"\n", server.url());
+    laptop.home.write("home/trae-mem.toml", config.as_bytes());
+    share_key(&[&laptop]);
+    let log = laptop.home.home().join("logs/sync.log");
+
+    laptop.session("l1", "backgroundquokka");
+    wait_until("the background sync has pushed the session", || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let status = laptop.home.run(&["sync", "--status", "--json"], None).ok().json();
+        server.records() > 0 && status[0]["to_push"] == 0
+    });
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(written.contains("pushed"), "{written}");
+
+    // With the server down, the session still ends as ever, and the
+    // background sync's error goes to its log.
+    server.stop();
+    laptop.session("l2", "offlinequokka");
+    wait_until("the background sync has failed", || {
+        std::fs::read_to_string(&log).unwrap().contains("cannot reach the sync server")
+    });
+    assert!(laptop.observations().iter().any(|(_, _, c)| c.contains("offlinequokka")));
 }

@@ -30,7 +30,7 @@ pub struct Cmd {
     /// Results to skip, for paging.
     #[arg(long, default_value_t = 0)]
     offset: usize,
-    /// Print JSON: {"query", "index", "hits": [{id, session_id, project, ts, kind, tool, level, snippet, score, matched}]};
+    /// Print JSON: {"query", "index", "hits": [{id, session_id, project, ts, kind, tool, level, author, snippet, score, matched}]};
     /// a summary's id is null.
     #[arg(long)]
     json: bool,
@@ -51,6 +51,9 @@ pub struct FilterArgs {
     /// Only this tool, such as Bash or Edit.
     #[arg(long)]
     tool: Option<String>,
+    /// Only memories pulled from this teammate (`trae-mem sync`): user@device, or the user alone.
+    #[arg(long, value_name = "NAME")]
+    author: Option<String>,
     /// Only from this time on: 2026-11-30, "2026-11-30 14:00", RFC 3339, or an age (30m, 12h, 7d).
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
@@ -67,6 +70,7 @@ impl FilterArgs {
             exclude_session: None,
             kind: self.kind.clone(),
             tool: self.tool.clone(),
+            author: self.author.clone(),
             since: self.since.as_deref().map(timefmt::parse).transpose()?,
             until: self.until.as_deref().map(timefmt::parse).transpose()?,
         })
@@ -103,7 +107,13 @@ impl Cmd {
         for hit in &hits {
             table.row(vec![
                 styled(hit.reference(), Style::Cyan),
-                styled(timefmt::local_minute(hit.ts), Style::Dim),
+                styled(
+                    match &hit.author {
+                        Some(author) => format!("{} by {author}", timefmt::local_minute(hit.ts)),
+                        None => timefmt::local_minute(hit.ts),
+                    },
+                    Style::Dim,
+                ),
                 plain(hit.kind.to_string()),
                 plain(hit.tool.clone().or(hit.level.map(|l| l.as_str().to_owned())).unwrap_or_default()),
                 plain(output::marks(&hit.snippet, colour)),

@@ -214,6 +214,12 @@ impl<'a> Ingest<'a> {
                     if let Err(err) = retention::daily(&mut store, &self.loaded.config.retention, budget) {
                         outcome.warnings.push(format!("could not apply retention: {err:#}"));
                     }
+                    if crate::sync::after_sessions(self.loaded)
+                        && let Err(err) =
+                            crate::sync::start_in_background(&self.loaded.home, &accepted.resolved.project)
+                    {
+                        outcome.warnings.push(format!("could not start a sync: {err:#}"));
+                    }
                 }
                 drop(store);
                 if spool.has_pending()

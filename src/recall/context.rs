@@ -112,7 +112,11 @@ pub fn build_focused(
         let Some(brief) = told.brief.as_deref() else { continue };
         let when = timefmt::local_minute(told.last_active);
         let open = if told.open() { ", still open or ended without a SessionEnd" } else { "" };
-        sections.push(format!("\n## {when} (session {}{open})\n{brief}\n", &told.session.id[..8]));
+        let by = match told.session.meta.get("author").and_then(|a| a.as_str()) {
+            Some(author) => format!(", by {author}"),
+            None => String::new(),
+        };
+        sections.push(format!("\n## {when} (session {}{by}{open})\n{brief}\n", &told.session.id[..8]));
     }
     if sections.is_empty() {
         return Ok(None);

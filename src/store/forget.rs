@@ -39,13 +39,14 @@ pub struct Selection {
 impl Selection {
     /// Whether nothing was asked for: forgetting "everything" is never a default.
     pub fn is_empty(&self) -> bool {
-        let Filters { project, session, exclude_session: _, kind, tool, since, until } = &self.filters;
+        let Filters { project, session, exclude_session: _, kind, tool, author, since, until } = &self.filters;
         self.ids.is_empty()
             && self.query.is_none()
             && project.is_none()
             && session.is_none()
             && kind.is_none()
             && tool.is_none()
+            && author.is_none()
             && since.is_none()
             && until.is_none()
     }

@@ -25,6 +25,9 @@ pub struct Filters {
     pub exclude_session: Option<String>,
     pub kind: Option<String>,
     pub tool: Option<String>,
+    /// Only memories pulled from this teammate: `user@device` as sync
+    /// labels them, or the user alone (any of their devices).
+    pub author: Option<String>,
     /// Unix milliseconds, inclusive.
     pub since: Option<i64>,
     /// Unix milliseconds, exclusive.
@@ -57,6 +60,9 @@ pub struct SearchHit {
     /// For a summary: `brief` or `detailed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub level: Option<SummaryLevel>,
+    /// The teammate it was pulled from (`trae-mem sync`); none for one's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
     /// An excerpt with matches between « and ».
     pub snippet: String,
     /// Relevance, higher is better; 0 without a text query.
@@ -111,11 +117,13 @@ impl Table {
     fn row_sql(self) -> &'static str {
         match self {
             Table::Observations => {
-                "SELECT o.session_id, s.project_path, o.ts, o.kind, o.tool_name, o.content, NULL
+                "SELECT o.session_id, s.project_path, o.ts, o.kind, o.tool_name, o.content, NULL,
+                        json_extract(s.meta_json, '$.author')
                  FROM observations o JOIN sessions s ON s.id = o.session_id WHERE o.id = ?1 AND o.private = 0"
             }
             Table::Summaries => {
-                "SELECT sm.session_id, s.project_path, sm.created_at, 'summary', NULL, sm.content, sm.level
+                "SELECT sm.session_id, s.project_path, sm.created_at, 'summary', NULL, sm.content, sm.level,
+                        json_extract(s.meta_json, '$.author')
                  FROM summaries sm JOIN sessions s ON s.id = sm.session_id WHERE sm.id = ?1"
             }
         }
@@ -154,8 +162,9 @@ fn tables(filters: &Filters) -> Vec<Table> {
 
 /// Whether any filter narrows the search.
 fn has_filters(filters: &Filters) -> bool {
-    let Filters { project, session, exclude_session, kind, tool, since, until } = filters;
+    let Filters { project, session, exclude_session, kind, tool, author, since, until } = filters;
     project.is_some()
+        || author.is_some()
         || session.is_some()
         || exclude_session.is_some()
         || kind.is_some()
@@ -203,6 +212,14 @@ impl Sql {
         }
         if let Some(project) = &filters.project {
             self.clause("s.project_path", "=", project.clone());
+        }
+        if let Some(author) = &filters.author {
+            let exact = self.bind(author.clone());
+            let user = self.bind(format!("{author}@"));
+            self.text.push_str(&format!(
+                " AND (json_extract(s.meta_json, '$.author') = {exact}
+                       OR substr(json_extract(s.meta_json, '$.author'), 1, length({user})) = {user})"
+            ));
         }
         if let Some(id) = &filters.session {
             self.clause(session, "=", id.clone());
@@ -516,7 +533,7 @@ impl Store {
             Table::Observations => ("observations", "o", " AND o.private = 0"),
             Table::Summaries => ("summaries", "sm", ""),
         };
-        let join = if filters.project.is_some() {
+        let join = if filters.project.is_some() || filters.author.is_some() {
             format!("JOIN sessions s ON s.id = {alias}.session_id")
         } else {
             String::new()
@@ -573,6 +590,7 @@ impl Store {
                     tool: r.get(4)?,
                     content: r.get(5)?,
                     level: r.get::<_, Option<String>>(6)?.as_deref().and_then(SummaryLevel::parse),
+                    author: r.get(7)?,
                 })
             })
             .optional()?;
@@ -589,6 +607,7 @@ struct Row {
     tool: Option<String>,
     content: String,
     level: Option<SummaryLevel>,
+    author: Option<String>,
 }
 
 impl Row {
@@ -603,6 +622,7 @@ impl Row {
             kind: self.kind,
             tool: self.tool,
             level: self.level,
+            author: self.author,
             score: (score * 1000.0).round() / 1000.0,
             matched,
         }

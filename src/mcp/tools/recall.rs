@@ -80,6 +80,8 @@ struct SearchInput {
     since: Option<String>,
     /// Only before this time (same forms as since).
     until: Option<String>,
+    /// Only memories pulled from this teammate by trae-mem sync: user@device, or the user alone.
+    author: Option<String>,
     /// The most hits, 1 to 100. Default: 20.
     #[schemars(range(min = 1, max = 100))]
     limit: Option<usize>,
@@ -117,6 +119,9 @@ struct Hit {
     score: f64,
     /// The query's terms this hit holds (a synonym found stands for its term).
     matched: Vec<String>,
+    /// The teammate it was pulled from by trae-mem sync; absent for one's own memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    author: Option<String>,
 }
 
 fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError> {
@@ -129,6 +134,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
         exclude_session: None,
         kind: input.kind,
         tool: input.tool,
+        author: input.author,
         since: time("since", input.since.as_deref())?,
         until: time("until", input.until.as_deref())?,
     };
@@ -153,6 +159,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
                 snippet: hit.snippet,
                 score: hit.score,
                 matched: hit.matched,
+                author: hit.author,
             })
             .collect(),
     })
