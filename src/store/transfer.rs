@@ -160,7 +160,7 @@ impl Store {
     /// Merges the index's segments after a bulk write, in short steps, so
     /// that a hook never inherits the merge debt (one took 290 ms) and never
     /// waits long behind it.
-    fn tidy_index(&mut self) -> Result<()> {
+    pub(super) fn tidy_index(&mut self) -> Result<()> {
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let started = Instant::now();

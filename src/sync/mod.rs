@@ -21,10 +21,10 @@ use serde::Serialize;
 
 use crate::config::Loaded;
 use crate::forget;
-use crate::store::{ExportRecord, Store, SyncState};
+use crate::store::{ExportRecord, RecordId, Store, SyncState};
 pub use key::TeamKey;
-use seal::{Sealed, Sealer};
-use server::Server;
+use seal::Sealer;
+use server::{Pulled, Server};
 
 /// Records pushed per server transaction.
 const PUSH_BATCH: usize = 500;
@@ -228,10 +228,12 @@ fn pull(
     loop {
         let rows =
             server.pull(&sealer.project, state.cursor, PULL_BATCH).context("cannot pull from the sync server")?;
-        let Some(last) = rows.last().map(|row| row.seq) else { return Ok(()) };
-        let records = rows.iter().map(|row| open(sealer, &row.record)).collect::<Result<Vec<_>>>()?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let records = rows.iter().map(|row| open(sealer, row)).collect::<Result<Vec<_>>>()?;
         pulled += records.len() as u64;
-        let applied = store.apply_pulled(state, &shared.project, records, last)?;
+        let applied = store.apply_pulled(state, &shared.project, records)?;
         report.pulled_sessions += applied.sessions;
         report.pulled_observations += applied.observations;
         report.pulled_summaries += applied.summaries;
@@ -247,13 +249,14 @@ fn pull(
 
 /// A pulled record, opened and checked: its id and kind must be those of
 /// what it says, so that nothing can pass one record off as another.
-fn open(sealer: &Sealer, sealed: &Sealed) -> Result<(crate::store::RecordId, ExportRecord)> {
+fn open(sealer: &Sealer, pulled: &Pulled) -> Result<(i64, RecordId, ExportRecord)> {
+    let sealed = &pulled.record;
     let plain = sealer.open(sealed)?;
     let record: ExportRecord = serde_json::from_slice(&plain).context("a pulled record is not a trae-mem record")?;
     if record.record_id() != sealed.id || kind_of(&record) != sealed.kind {
         bail!("a pulled record's id or kind does not match what it holds; it was not stored");
     }
-    Ok((sealed.id, record))
+    Ok((pulled.seq, sealed.id, record))
 }
 
 /// What is waiting each way for the project. The server is asked only for

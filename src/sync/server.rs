@@ -41,6 +41,12 @@ impl Server {
     /// its schema up to date.
     pub fn connect(url: &str) -> Result<Self> {
         let mut config: postgres::Config = url.parse().context("[sync] url is not a PostgreSQL connection string")?;
+        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+            bail!(
+                "[sync] url asks for TLS (sslmode=require), which trae-mem does not speak yet: reach the server \
+                 through a TLS proxy (the provider's, or stunnel) and name its local end"
+            );
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
