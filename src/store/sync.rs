@@ -226,13 +226,15 @@ impl Store {
         if report.tombstones > 0 {
             report.to_forget = self.buried_but_stored()?;
         }
-        if report.observations > 0 {
-            // As after an import: merge the index now, in short steps,
-            // rather than leave the debt to the next hook.
-            self.tidy_index()?;
-        }
-        self.tidy_wal()?;
         Ok(report)
+    }
+
+    /// After a pull that stored observations, as after an import: merges
+    /// the index now, in short steps, rather than leave the debt to the
+    /// next hook, and keeps the write-ahead log short.
+    pub fn settle_after_pull(&mut self) -> Result<()> {
+        self.tidy_index()?;
+        self.tidy_wal()
     }
 
     /// Notes a sync of the project that completed now.

@@ -229,6 +229,9 @@ fn pull(
         let rows =
             server.pull(&sealer.project, state.cursor, PULL_BATCH).context("cannot pull from the sync server")?;
         if rows.is_empty() {
+            if report.pulled_observations > 0 {
+                store.settle_after_pull()?;
+            }
             return Ok(());
         }
         let records = rows.iter().map(|row| open(sealer, row)).collect::<Result<Vec<_>>>()?;
