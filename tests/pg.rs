@@ -10,6 +10,10 @@ use std::process::Command;
 pub struct Postgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
+    /// Its port: the unix socket's name, and the TCP port with TLS.
+    port: u16,
+    /// The server's options beyond the socket.
+    options: String,
 }
 
 /// Where Debian puts PostgreSQL's programs, newest first, or
@@ -36,6 +40,16 @@ impl Postgres {
     /// Starts a server, or says loudly why it cannot and returns `None`.
     /// Under `CI=true` that is a failure.
     pub fn start() -> Option<Self> {
+        Self::launch(false)
+    }
+
+    /// A server that also listens on 127.0.0.1 with TLS, its certificate
+    /// (for `localhost`) signed by a certificate authority of its own, `ca()`.
+    pub fn start_tls() -> Option<Self> {
+        Self::launch(true)
+    }
+
+    fn launch(tls: bool) -> Option<Self> {
         let Some(bin) = bin_dir() else {
             let missing = "no PostgreSQL (initdb under /usr/lib/postgresql/*/bin, or TRAE_MEM_TEST_PG_BIN): \
                            install Debian's postgresql (scripts/test does, as root)";
@@ -45,13 +59,30 @@ impl Postgres {
         };
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir_all(dir.path().join("sock")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut options = String::new();
+        if tls {
+            make_certificates(dir.path());
+            let file = |name: &str| dir.path().join(name).display().to_string();
+            options = format!(
+                " -c listen_addresses=127.0.0.1 -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                file("server.crt"),
+                file("server.key")
+            );
+        }
         if is_root() {
             let chown = Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().unwrap();
             assert!(chown.success(), "cannot give the server's directory to the postgres user");
         }
-        let server = Self { dir, bin };
+        let server = Self { dir, bin, port, options };
         let data = server.data();
         server.run("initdb", &["-D", &data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
+        if tls {
+            // Over TCP, TLS or nothing: a connection that works was encrypted.
+            let hba = Path::new(&data).join("pg_hba.conf");
+            let rules = std::fs::read_to_string(&hba).unwrap().replace("\nhost ", "\nhostssl ");
+            std::fs::write(&hba, rules).unwrap();
+        }
         server.start_again();
         Some(server)
     }
@@ -86,7 +117,12 @@ impl Postgres {
 
     /// Starts the server (again, after `stop`).
     pub fn start_again(&self) {
-        let options = format!("-k {} -c listen_addresses='' -c fsync=off", self.socket_dir().display());
+        let options = format!(
+            "-k {} -p {} -c listen_addresses='' -c fsync=off{}",
+            self.socket_dir().display(),
+            self.port,
+            self.options
+        );
         let log = self.dir.path().join("server.log").display().to_string();
         self.run("pg_ctl", &["-D", &self.data(), "-o", &options, "-l", &log, "-w", "start"]);
     }
@@ -98,7 +134,17 @@ impl Postgres {
 
     /// The connection string trae-mem is given.
     pub fn url(&self) -> String {
-        format!("host={} user=postgres dbname=postgres", self.socket_dir().display())
+        format!("host={} port={} user=postgres dbname=postgres", self.socket_dir().display(), self.port)
+    }
+
+    /// The connection string over TCP, with TLS required (`start_tls`).
+    pub fn tls_url(&self) -> String {
+        format!("host=localhost hostaddr=127.0.0.1 port={} user=postgres dbname=postgres sslmode=require", self.port)
+    }
+
+    /// The certificate authority that signed the TLS server's certificate.
+    pub fn ca(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
     }
 
     /// A client, for the tests' own looks at the server's tables.
@@ -143,6 +189,64 @@ impl Drop for Postgres {
             self.run("pg_ctl", &["-D", &self.data(), "-m", "immediate", "-w", "stop"]);
         }
     }
+}
+
+/// A certificate authority and a server certificate for `localhost` it
+/// signed, made with `openssl` in `dir`.
+fn make_certificates(dir: &Path) {
+    std::fs::write(dir.join("san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n").unwrap();
+    let steps: [&[&str]; 3] = [
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=trae-mem test CA",
+        ],
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ],
+    ];
+    for args in steps {
+        let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl runs");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    #[cfg(unix)]
+    std::fs::set_permissions(dir.join("server.key"), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
 }
 
 /// Whether `text` (a dumped row) holds `marker`, as text or as the hex of

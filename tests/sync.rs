@@ -451,3 +451,30 @@ fn a_session_end_starts_a_sync_that_the_hook_does_not_wait_for() {
     });
     assert!(laptop.observations().iter().any(|(_, _, c)| c.contains("offlinequokka")));
 }
+
+#[test]
+fn a_server_over_the_network_is_reached_with_tls_and_its_certificate_checked() {
+    let Some(server) = Postgres::start_tls() else { return };
+    let mut laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    laptop.url = server.tls_url();
+    share_key(&[&laptop]);
+    laptop.session("l1", "tlsquokka");
+    let ca = server.ca().display().to_string();
+
+    // A certificate no authority of the system's vouches for: refused.
+    let refused = laptop.sync(&[]).code(1);
+    assert!(refused.stderr.contains("certificate"), "{}", refused.stderr);
+    assert_eq!(server.records(), 0);
+
+    let project = laptop.project.display().to_string();
+    let env = [("TRAE_MEM_SYNC_URL", laptop.url.as_str()), ("SSL_CERT_FILE", ca.as_str())];
+    let synced = laptop.home.run_env(&["sync", "--project", &project, "--json"], &env, None).ok();
+    assert!(pushed(&synced) > 0, "{}", synced.stdout);
+    assert!(server.records() > 0);
+    // The server takes TCP connections with TLS only (hostssl), so the
+    // sync above was encrypted; one without is turned away.
+    let plain = laptop.url.replace("sslmode=require", "sslmode=disable");
+    let env = [("TRAE_MEM_SYNC_URL", plain.as_str())];
+    let refused = laptop.home.run_env(&["sync", "--project", &project], &env, None).code(1);
+    assert!(refused.stderr.contains("pg_hba.conf"), "{}", refused.stderr);
+}

@@ -41,20 +41,26 @@ impl Server {
     /// its schema up to date.
     pub fn connect(url: &str) -> Result<Self> {
         let mut config: postgres::Config = url.parse().context("[sync] url is not a PostgreSQL connection string")?;
-        if config.get_ssl_mode() == postgres::config::SslMode::Require {
-            bail!(
-                "[sync] url asks for TLS (sslmode=require), which trae-mem does not speak yet: reach the server \
-                 through a TLS proxy (the provider's, or stunnel) and name its local end"
-            );
-        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         if config.get_application_name().is_none() {
             config.application_name("trae-mem");
         }
-        let client =
-            config.connect(NoTls).with_context(|| format!("cannot reach the sync server ({})", where_(&config)))?;
+        let connected = match over_network(&config) {
+            true => config.connect(tls()?),
+            false => config.connect(NoTls),
+        };
+        let client = connected.map_err(|err| {
+            let hint = match format!("{err:#}").contains("certificate") {
+                true => {
+                    "; trae-mem checks the server's certificate against the system's certificate \
+                         authorities (SSL_CERT_FILE names another bundle, such as your provider's CA)"
+                }
+                false => "",
+            };
+            anyhow::Error::new(err).context(format!("cannot reach the sync server ({}){hint}", where_(&config)))
+        })?;
         let mut server = Self { client };
         server.migrate().context("cannot prepare the sync server's tables")?;
         Ok(server)
@@ -133,6 +139,33 @@ impl Server {
         )?;
         Ok(row.get(0))
     }
+}
+
+/// Whether the connection leaves the machine and may be encrypted: TLS,
+/// when the server offers it (or must, with `sslmode=require`), except
+/// over a unix socket or with `sslmode=disable`.
+fn over_network(config: &postgres::Config) -> bool {
+    let tcp = config.get_hosts().iter().any(|host| matches!(host, postgres::config::Host::Tcp(_)))
+        || config.get_hosts().is_empty();
+    tcp && config.get_ssl_mode() != postgres::config::SslMode::Disable
+}
+
+/// TLS that checks the server's certificate, and its name, against the
+/// system's certificate authorities (`SSL_CERT_FILE` and `SSL_CERT_DIR`
+/// name others): a managed server's password never goes to an impostor.
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    let mut roots = rustls::RootCertStore::empty();
+    let found = rustls_native_certs::load_native_certs();
+    let (added, _) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        bail!("no certificate authorities found to check the sync server's certificate (set SSL_CERT_FILE)");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
 /// The project's push lock, in `LOCK_CLASS`.
