@@ -59,9 +59,9 @@ pub struct ImportReport {
 /// as long again, so the write lock is held about twice this. A hook that
 /// arrives meanwhile waits for the rest of it (it tries again every
 /// millisecond, see `store::wait_for_locks`). Measured with the hook
-/// benchmark: 25 ms batches made hooks wait 85 ms at p99, 5 ms ones 42 ms,
-/// for an import 15% slower.
-pub(super) const BATCH_TIME: Duration = Duration::from_millis(5);
+/// benchmark: 25 ms batches made hooks wait 85 ms at p99, 5 ms ones 42 to
+/// 66 ms (the machine's load moves it), 3 ms ones 46 ms.
+pub(super) const BATCH_TIME: Duration = Duration::from_millis(3);
 
 /// The pause between import transactions: longer than a waiting hook's
 /// poll, so that it gets the lock before the next batch takes it.

@@ -13,6 +13,9 @@ CREATE TABLE trae_mem_records (
     UNIQUE (project, id)        -- pushing twice inserts nothing twice
 ) PARTITION BY HASH (project);
 
+-- Dropping the table drops its sequence.
+ALTER SEQUENCE trae_mem_seq OWNED BY trae_mem_records.seq;
+
 DO $$
 BEGIN
     FOR i IN 0..15 LOOP
