@@ -19,6 +19,25 @@ pub fn clip(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// `bytes` as lower-case hex digits.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The `N` bytes that `text`, exactly `2 * N` hex digits, spells; `None`
+/// for anything else.
+pub fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    // `from_str_radix` alone would take a sign ("+f").
+    if text.len() != 2 * N || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut bytes = [0u8; N];
+    for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(bytes)
+}
+
 /// Serializes `value` as compact JSON, stopping early once the text is
 /// longer than `max_chars` (so a 50 MB tool response is never copied whole),
 /// then clips it.

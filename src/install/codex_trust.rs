@@ -121,7 +121,7 @@ fn hook_hash(event: &str, group: &Value, handler: &Value) -> String {
         identity.insert("matcher".into(), matcher.clone());
     }
     let digest = Sha256::digest(Value::Object(identity).to_string().as_bytes());
-    format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    format!("sha256:{}", crate::text::hex(&digest))
 }
 
 /// Whether the user's config trusts `project` (or a directory above it).

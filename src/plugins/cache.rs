@@ -33,7 +33,7 @@ pub const COMPILE_IN_HOOK_MAX_BYTES: u64 = 2 << 20;
 
 /// The hex SHA-256 of a file's bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&Sha256::digest(bytes))
 }
 
 /// Where the artifact for `wasm` (with this hash) lives.

@@ -88,7 +88,7 @@ pub fn fingerprint(session_id: &str, ts: i64, content: &str) -> String {
     hash.update(ts.to_le_bytes());
     hash.update(content.as_bytes());
     let digest = hash.finalize();
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&digest[..16])
 }
 
 /// What a deletion removed.
@@ -255,16 +255,7 @@ impl Store {
 
     /// Every tombstone, oldest first.
     pub fn tombstones(&self) -> Result<Vec<Tombstone>> {
-        let mut stmt =
-            self.conn.prepare("SELECT kind, key, forgotten_at FROM tombstones ORDER BY forgotten_at, kind, key")?;
-        let stones = stmt
-            .query_map([], |row| {
-                let kind: String = row.get(0)?;
-                let kind = if kind == "session" { TombstoneKind::Session } else { TombstoneKind::Observation };
-                Ok(Tombstone { kind, key: row.get(1)?, forgotten_at: row.get(2)? })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(stones)
+        tombstones(&self.conn)
     }
 
     /// Gives the space of deleted rows back to the file system, and with it
@@ -364,6 +355,20 @@ pub(super) fn bury(conn: &Connection, kind: TombstoneKind, key: &str, at: i64) -
         .prepare_cached("INSERT INTO tombstones(kind, key, forgotten_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
         .execute(params![kind.as_str(), key, at])?;
     Ok(inserted == 1)
+}
+
+/// Every tombstone, oldest first, read on `conn` (a transaction's, too).
+pub(super) fn tombstones(conn: &Connection) -> Result<Vec<Tombstone>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT kind, key, forgotten_at FROM tombstones ORDER BY forgotten_at, kind, key")?;
+    let stones = stmt
+        .query_map([], |row| {
+            let kind: String = row.get(0)?;
+            let kind = if kind == "session" { TombstoneKind::Session } else { TombstoneKind::Observation };
+            Ok(Tombstone { kind, key: row.get(1)?, forgotten_at: row.get(2)? })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(stones)
 }
 
 /// Whether a tombstone names this session, or this observation.

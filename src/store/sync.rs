@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
-use super::forget::{Tombstone, TombstoneKind, fingerprint, is_buried};
+use super::forget::{Tombstone, TombstoneKind, fingerprint, is_buried, tombstones};
 use super::timeline::{observation, session};
 use super::transfer::{BATCH_PAUSE, BATCH_TIME, ImportReport, import_record};
 use super::write::Writer;
@@ -89,13 +89,10 @@ fn buried_record(stone: &Tombstone) -> RecordId {
     }
 }
 
-/// An observation's fingerprint (32 hex digits) as a record id.
+/// An observation's fingerprint (32 hex digits) as a record id. A key
+/// that is not one (never written so) is hashed, as other ids are.
 fn fingerprint_id(hex: &str) -> RecordId {
-    let mut id = [0u8; 16];
-    for (byte, pair) in id.iter_mut().zip(hex.as_bytes().chunks(2)) {
-        *byte = std::str::from_utf8(pair).ok().and_then(|p| u8::from_str_radix(p, 16).ok()).unwrap_or(0);
-    }
-    id
+    crate::text::from_hex(hex).unwrap_or_else(|| hashed(&["observation", hex]))
 }
 
 fn hashed(parts: &[&str]) -> RecordId {
@@ -384,13 +381,8 @@ fn summaries_to_push(conn: &Connection, project: &str, author: &str, out: &mut O
 /// Tombstones for what this project put on the server: what was forgotten
 /// here is forgotten on every device.
 fn tombstones_to_push(conn: &Connection, state: &SyncState, out: &mut Outgoing) -> Result<()> {
-    let mut stmt = conn.prepare_cached("SELECT kind, key, forgotten_at FROM tombstones")?;
-    let mut rows = stmt.query([])?;
     let mut named = conn.prepare_cached("SELECT 1 FROM sync_records WHERE record_id = ?1 AND project = ?2")?;
-    while let Some(row) = rows.next()? {
-        let kind =
-            if row.get_ref(0)?.as_str()? == "session" { TombstoneKind::Session } else { TombstoneKind::Observation };
-        let stone = Tombstone { kind, key: row.get(1)?, forgotten_at: row.get(2)? };
+    for stone in tombstones(conn)? {
         let shared = named.query_row(params![&buried_record(&stone)[..], state.project], |_| Ok(())).optional()?;
         if shared.is_none() {
             continue;

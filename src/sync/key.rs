@@ -9,6 +9,8 @@ use chacha20poly1305::XChaCha20Poly1305;
 use chacha20poly1305::aead::{Generate, Key};
 use sha2::{Digest, Sha256};
 
+use crate::text::{from_hex, hex};
+
 /// The key's file in the home.
 pub const KEY_FILE: &str = "sync.key";
 
@@ -30,26 +32,22 @@ impl TeamKey {
 
     /// Reads a key as `to_hex` writes it; spaces and line breaks are ignored.
     pub fn parse(text: &str) -> Result<Self> {
-        let hex: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-            bail!("a team key is 64 hex digits, as `trae-mem sync key new` prints it");
+        let digits: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        match from_hex(&digits) {
+            Some(key) => Ok(Self(key)),
+            None => bail!("a team key is 64 hex digits, as `trae-mem sync key new` prints it"),
         }
-        let mut key = [0u8; 32];
-        for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
-            *byte = u8::from_str_radix(std::str::from_utf8(pair)?, 16)?;
-        }
-        Ok(Self(key))
     }
 
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        hex(&self.0)
     }
 
     /// A short name for the key that gives nothing of it away, so that
     /// teammates can check they hold the same one.
     pub fn id(&self) -> String {
         let digest = Sha256::new().chain_update(b"trae-mem key id\0").chain_update(self.0).finalize();
-        digest[..4].iter().map(|b| format!("{b:02x}")).collect()
+        hex(&digest[..4])
     }
 
     pub(super) fn bytes(&self) -> &[u8; 32] {
