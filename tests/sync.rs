@@ -195,6 +195,9 @@ fn pushing_twice_adds_nothing_even_when_the_device_forgot_it_had_pushed() {
     let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
     share_key(&[&laptop]);
     laptop.session("l1", "wombat");
+    // More than a push batch, so that a whole batch's worth can already be
+    // on the server when the device has forgotten it.
+    long_history(&laptop, 2);
     assert!(pushed(&laptop.sync(&["--json"]).ok()) > 0);
     let held = server.records();
 
@@ -211,6 +214,21 @@ fn pushing_twice_adds_nothing_even_when_the_device_forgot_it_had_pushed() {
     let status = laptop.sync(&["--status", "--json"]).ok().json();
     assert_eq!(status[0]["to_push"], 0, "{status}");
     assert_eq!(status[0]["to_pull"], 0, "{status}");
+
+    // Forgotten again, with new rows past all that: pulling its own records
+    // back tells the device they are on the server, and the push reads on
+    // past them to the new ones.
+    laptop
+        .home
+        .db()
+        .execute_batch("DELETE FROM sync_records; UPDATE sync_projects SET observation_mark = 0, cursor = 0")
+        .unwrap();
+    laptop.session("l2", "numbat");
+    let redone = laptop.sync(&["--json"]).ok();
+    assert!(pushed(&redone) > 0, "{}", redone.stdout);
+    assert_eq!(server.records(), held + pushed(&redone) as i64);
+    let status = laptop.sync(&["--status", "--json"]).ok().json();
+    assert_eq!(status[0]["to_push"], 0, "{status}");
 }
 
 #[test]

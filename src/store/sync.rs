@@ -332,28 +332,40 @@ fn observations_to_push(
          WHERE o.id > ?1 AND s.project_path = ?2 ORDER BY o.id LIMIT ?3",
     )?;
     let young = now_ms() - PENDING_NOTE_MS;
+    let from_mark = state.scanned == state.observation_mark;
     let mut held = false;
-    let mut rows = stmt.query(params![state.scanned, project, limit as i64])?;
-    while let Some(row) = rows.next()? {
-        let obs = observation(row, true)?;
-        out.scanned = Some(obs.id);
-        let pending: bool = row.get(8)?;
-        if pending && obs.ts > young {
-            held = true;
-            continue;
+    let mut from = state.scanned;
+    // Rows already on the server (pushed by a run killed before it noted
+    // so, then pulled back) yield no records: read on past them, or a page
+    // of them would look like the end.
+    loop {
+        let mut read = 0;
+        let mut rows = stmt.query(params![from, project, limit as i64])?;
+        while let Some(row) = rows.next()? {
+            read += 1;
+            let obs = observation(row, true)?;
+            from = obs.id;
+            out.scanned = Some(obs.id);
+            let pending: bool = row.get(8)?;
+            if pending && obs.ts > young {
+                held = true;
+                continue;
+            }
+            let key = fingerprint(&obs.session_id, obs.ts, &obs.content);
+            if !held && from_mark {
+                out.mark = Some((obs.id, key.clone()));
+            }
+            let id = fingerprint_id(&key);
+            if obs.private || on_server(conn, &id)? {
+                continue;
+            }
+            with_session(conn, &obs.session_id, author, out)?;
+            out.records.push((id, ExportRecord::Observation(obs)));
         }
-        let key = fingerprint(&obs.session_id, obs.ts, &obs.content);
-        if !held && state.scanned == state.observation_mark {
-            out.mark = Some((obs.id, key.clone()));
+        if read < limit || out.records.len() >= limit {
+            return Ok(());
         }
-        let id = fingerprint_id(&key);
-        if obs.private || on_server(conn, &id)? {
-            continue;
-        }
-        with_session(conn, &obs.session_id, author, out)?;
-        out.records.push((id, ExportRecord::Observation(obs)));
     }
-    Ok(())
 }
 
 /// The project's summaries, each version once.

@@ -200,6 +200,8 @@ pub fn sync(store: &mut Store, shared: &Shared, progress: &mut dyn FnMut(&str, u
     loop {
         let batch = store.to_push(&mut state, &shared.project, &author, PUSH_BATCH)?;
         if batch.records.is_empty() {
+            // The mark moves past rows that were on the server already.
+            store.pushed(&mut state, &batch)?;
             break;
         }
         let sealed = batch
