@@ -24,26 +24,11 @@ fn main() {
             println!("cargo:rerun-if-changed={}", entry.path().join("src").display());
         }
     }
-    link_at_a_fixed_address();
     if std::env::var_os("TRAE_MEM_SKIP_PLUGINS").is_some() {
         return;
     }
     if let Err(problem) = build_plugins() {
         println!("cargo:warning=the example plugins were not built: {problem}");
-    }
-}
-
-/// The hook is a short process on every tool call of every agent. Linked
-/// position-independent, the binary makes the loader apply some 44,000
-/// relocations at every start, touching (and copying) the pages they sit
-/// on: about 0.45 ms, a third of a hook's cost above a bare process. Linked
-/// at a fixed address it has a few hundred. The price is that the
-/// executable's own code does not move between runs (ASLR still places the
-/// stack, heap and libraries).
-fn link_at_a_fixed_address() {
-    let target = |key: &str| std::env::var(key).unwrap_or_default();
-    if target("CARGO_CFG_TARGET_OS") == "linux" && target("CARGO_CFG_TARGET_ENV") == "gnu" {
-        println!("cargo:rustc-link-arg-bin=trae-mem=-no-pie");
     }
 }
 
