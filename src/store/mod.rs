@@ -22,7 +22,7 @@ mod transfer;
 pub mod write;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
@@ -201,19 +201,34 @@ const LOCK_POLL: Duration = Duration::from_millis(1);
 /// tries, and a writer that commits in short batches (an import) takes the
 /// lock back within microseconds, so a hook could sleep through every gap
 /// and wait its whole timeout. A short poll takes the next gap.
+///
+/// The wait is bounded by the clock, not by a count of polls: a poll takes
+/// longer than its sleep (timer slack, the retry itself), and 250 polls of
+/// a nominal millisecond took 290 ms.
 fn wait_for_locks(conn: &Connection, wait: Duration) {
-    unsafe extern "C" fn poll(max_polls: *mut std::ffi::c_void, polls: std::ffi::c_int) -> std::ffi::c_int {
-        if polls as usize >= max_polls as usize {
-            return 0;
+    thread_local! {
+        /// When the current wait began. SQLite calls the handler on the
+        /// thread running the statement, with `polls` at 0 for a new wait.
+        static WAIT_BEGAN: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+    }
+    unsafe extern "C" fn poll(wait_micros: *mut std::ffi::c_void, polls: std::ffi::c_int) -> std::ffi::c_int {
+        let now = Instant::now();
+        if polls == 0 {
+            WAIT_BEGAN.set(Some(now));
         }
-        std::thread::sleep(LOCK_POLL);
+        let began = WAIT_BEGAN.get().unwrap_or(now);
+        let wait = Duration::from_micros(wait_micros as u64);
+        let Some(left) = wait.checked_sub(now - began).filter(|left| !left.is_zero()) else {
+            return 0;
+        };
+        std::thread::sleep(LOCK_POLL.min(left));
         1
     }
-    // The number of polls rides in the callback's pointer: no allocation to
-    // keep alive beside the connection.
-    let max_polls = (wait.as_micros() / LOCK_POLL.as_micros()) as usize;
+    // The wait rides in the callback's pointer: no allocation to keep alive
+    // beside the connection.
+    let wait_micros = wait.as_micros().min(usize::MAX as u128) as usize;
     unsafe {
-        rusqlite::ffi::sqlite3_busy_handler(conn.handle(), Some(poll), max_polls as *mut std::ffi::c_void);
+        rusqlite::ffi::sqlite3_busy_handler(conn.handle(), Some(poll), wait_micros as *mut std::ffi::c_void);
     }
 }
 
