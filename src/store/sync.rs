@@ -171,6 +171,11 @@ impl Store {
 
     /// Notes that `batch` is on the server.
     pub fn pushed(&mut self, state: &mut SyncState, batch: &Outgoing) -> Result<()> {
+        // An idle sync's empty batch has nothing to note: no write lock.
+        if batch.records.is_empty() && batch.mark.is_none() {
+            state.scanned = batch.scanned.unwrap_or(state.scanned);
+            return Ok(());
+        }
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for (id, _) in &batch.records {
             note_on_server(&tx, state.project, id)?;
