@@ -8,6 +8,10 @@
 //! session, and the peak memory of one hook process.
 //!
 //! `cargo bench --bench hook -- --observations 100000 --runs 300`
+//!
+//! `--baseline PATH` also runs another trae-mem binary (an older build),
+//! interleaved with this one on the same store, and prints the ratio: a
+//! change's cost measured in one run, on one machine's load.
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -22,7 +26,7 @@ use std::time::Instant;
 use run::{percentile, spawn, spawn_in};
 use serde_json::json;
 use trae_mem::plugins::Plugins;
-use trae_mem::store::{DB_FILE, OpenOptions, Store};
+use trae_mem::store::{DB_FILE, OpenOptions, Records, Store};
 use trae_mem::summarize;
 
 fn main() -> anyhow::Result<()> {
@@ -44,7 +48,8 @@ fn main() -> anyhow::Result<()> {
     let export = dir.path().join("corpus.jsonl");
     corpus::Corpus::new(7).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
-    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    store
+        .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
     // Every session summarized, as SessionEnd would have: a prompt recalls
     // from the summaries.
     let builtin = Plugins::new(&[], "builtin", &home, false);
@@ -79,16 +84,29 @@ fn main() -> anyhow::Result<()> {
         spawn(&floor, &[], &home, &payload)?;
         spawn(&exe, &["hook"], &home, &tool_call(runs + n)?)?;
     }
-    let (mut floor_ms, mut hook_ms) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let baseline = flag("--baseline").map(PathBuf::from);
+    let (mut floor_ms, mut hook_ms, mut base_ms) = (Vec::new(), Vec::new(), Vec::new());
     for n in 0..runs {
         let payload = tool_call(n)?;
         floor_ms.push(spawn(&floor, &[], &home, &payload)?);
         hook_ms.push(spawn(&exe, &["hook"], &home, &payload)?);
+        if let Some(baseline) = &baseline {
+            base_ms.push(spawn(baseline, &["hook"], &home, &tool_call(2 * runs + n)?)?);
+        }
     }
     let (floor_p50, hook_p50) = (percentile(&mut floor_ms, 50.0), percentile(&mut hook_ms, 50.0));
     println!("floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut floor_ms, 95.0));
     println!("hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut hook_ms, 95.0));
     println!("hook / floor (p50)         {:.2}x", hook_p50 / floor_p50);
+    if let Some(baseline) = &baseline {
+        let base_p50 = percentile(&mut base_ms, 50.0);
+        println!(
+            "baseline {}  p50 {base_p50:6.2} ms  p95 {:6.2} ms",
+            baseline.display(),
+            percentile(&mut base_ms, 95.0)
+        );
+        println!("hook / baseline (p50)      {:.3}x", hook_p50 / base_p50);
+    }
     let payload_file = dir.path().join("payload.json");
     std::fs::write(&payload_file, &payload)?;
     println!("peak memory of a hook      {:.1} MB (max RSS)", hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0);
@@ -299,7 +317,7 @@ fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) ->
     }
     drop(out);
     store.conn().execute("DELETE FROM observations WHERE id >= 900000000", [])?;
-    store.import(&mut BufReader::new(std::fs::File::open(&file)?), &mut |_| {})?;
+    store.take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&file)?), progress: &mut |_| {} })?;
     Ok(())
 }
 

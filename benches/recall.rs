@@ -23,7 +23,8 @@ use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::json;
-use trae_mem::store::{DB_FILE, Filters, OpenOptions, SearchRequest, Store};
+use trae_mem::recall::{self, SearchRequest};
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store};
 
 #[derive(Deserialize)]
 struct Row {
@@ -58,11 +59,15 @@ fn main() -> anyhow::Result<()> {
     let export = dir.path().join("labelled.jsonl");
     write_labelled(&rows, &export)?;
     let mut store = Store::open(&dir.path().join(DB_FILE), &OpenOptions::default())?;
-    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    store
+        .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
     if padding > 0 {
         let generated = dir.path().join("padding.jsonl");
         corpus::Corpus::new(11).write_export(padding, &mut BufWriter::new(std::fs::File::create(&generated)?))?;
-        store.import(&mut BufReader::new(std::fs::File::open(&generated)?), &mut |_| {})?;
+        store.take_in(Records::File {
+            input: &mut BufReader::new(std::fs::File::open(&generated)?),
+            progress: &mut |_| {},
+        })?;
     }
     println!("recall: {} labelled rows and {padding} generated, {} queries", rows.len(), queries.len());
 
@@ -71,12 +76,10 @@ fn main() -> anyhow::Result<()> {
     for labelled in &queries {
         let relevant: Vec<i64> = labelled.relevant.iter().map(|r| row_id(r)).collect();
         let started = Instant::now();
-        let hits = store.search(&SearchRequest {
-            text: labelled.query.clone(),
-            filters: Filters::default(),
-            limit: MRR_AT,
-            offset: 0,
-        })?;
+        let hits = recall::search(
+            &store,
+            &SearchRequest { text: labelled.query.clone(), filters: Filters::default(), limit: MRR_AT, offset: 0 },
+        )?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
         let baseline = baseline(&rows, &labelled.query, MRR_AT);

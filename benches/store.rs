@@ -17,7 +17,8 @@ use std::io::{BufReader, BufWriter};
 use std::time::Instant;
 
 use run::percentile;
-use trae_mem::store::{DB_FILE, Filters, OpenOptions, SearchRequest, Store};
+use trae_mem::recall::{self, SearchRequest};
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -45,7 +46,7 @@ fn main() -> anyhow::Result<()> {
     let mut store = Store::open(&db, &OpenOptions { index, ..OpenOptions::default() })?;
     let started = Instant::now();
     let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(&export)?);
-    let report = store.import(&mut input, &mut |_| {})?;
+    let report = store.take_in(Records::File { input: &mut input, progress: &mut |_| {} })?;
     let seconds = started.elapsed().as_secs_f64();
     assert_eq!(report.observations as usize, observations);
     println!(
@@ -68,7 +69,7 @@ fn main() -> anyhow::Result<()> {
     let search = |text: &str| {
         let request = SearchRequest { text: text.to_owned(), filters: Filters::default(), limit: 20, offset: 0 };
         let started = Instant::now();
-        let hits = store.search(&request).expect("search");
+        let hits = recall::search(&store, &request).expect("search");
         (started.elapsed().as_secs_f64() * 1e3, hits.len())
     };
     for (_, q) in QUERIES {

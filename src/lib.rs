@@ -5,6 +5,8 @@
 //! benchmarks and MCP server share.
 
 pub mod adapters;
+pub mod after_delivery;
+pub mod bulk;
 pub mod config;
 pub mod doctor;
 pub mod event;
@@ -17,6 +19,7 @@ pub mod privacy;
 pub mod project;
 pub mod recall;
 pub mod serve;
+pub mod spool;
 pub mod store;
 pub mod summarize;
 pub mod sync;

@@ -438,3 +438,42 @@ fn trae_mem_encode(value: &str) -> String {
         .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
         .collect()
 }
+
+/// The database file and its write-ahead log, byte for byte.
+fn database_bytes(home: &Home) -> (Vec<u8>, Vec<u8>) {
+    let db = home.db_path();
+    let wal = std::fs::read(db.with_extension("db-wal")).unwrap_or_default();
+    (std::fs::read(&db).unwrap(), wal)
+}
+
+#[test]
+fn the_viewers_pages_read_and_never_write() {
+    let home = Home::new();
+    let dir = project(&home);
+    prompt(&home, "s-ended", "rename the settings loader");
+    claude_code_hook(&home, "s-ended", "SessionEnd", json!({"cwd": dir})).ok();
+    // Never ended: its summary is missing, which a session start would
+    // write first; the viewer tells it the same way without writing.
+    prompt(&home, "s-open", "why does the walrus cache evict hot keys");
+    let id = newest_id(&home);
+    let open = session_of(&home, "s-open");
+    let viewer = Viewer::start(&home);
+    let before = database_bytes(&home);
+    let pages = [
+        "/".to_owned(),
+        "/projects".to_owned(),
+        "/health".to_owned(),
+        "/search?q=walrus".to_owned(),
+        format!("/session/{open}"),
+        format!("/observation/{id}"),
+        format!("/forget?observation={id}"),
+    ];
+    for path in &pages {
+        viewer.page(path);
+    }
+    let told = viewer.page(&format!("/project?path={}", trae_mem_encode(&dir)));
+    assert!(told.contains("walrus cache") && told.contains("rename the settings loader"), "{told}");
+    assert!(database_bytes(&home) == before, "reading the viewer's pages changed the database file");
+    drop(viewer);
+    assert_eq!(count(&home, &format!("SELECT count(*) FROM summaries WHERE session_id = '{open}'")), 0);
+}

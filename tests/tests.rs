@@ -12,6 +12,7 @@ mod guide;
 mod hook;
 mod ingest;
 mod install;
+mod layers;
 mod mcp;
 mod pg;
 mod plugins;

@@ -4,7 +4,7 @@
 use std::io::{BufReader, BufWriter};
 use std::path::Path;
 
-use trae_mem::store::{DB_FILE, OpenOptions, Store};
+use trae_mem::store::{DB_FILE, OpenOptions, Records, Store};
 
 use super::corpus::Corpus;
 
@@ -15,7 +15,8 @@ pub fn store(home: &Path, observations: usize, seed: u64, scratch: &Path) -> any
     let export = scratch.join("corpus.jsonl");
     Corpus::new(seed).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
-    store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
+    store
+        .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
     std::fs::remove_file(&export)?;
     Ok(store)
 }

@@ -64,6 +64,15 @@ pub fn for_client(client: &str) -> Result<Box<dyn Adapter>> {
     }
 }
 
+/// Where an event arrives from, as this process sees it, for the client
+/// `adapter` reads (none when the client is unknown).
+pub fn origin_here(adapter: Option<&dyn Adapter>) -> crate::event::Origin {
+    crate::event::Origin {
+        project_dir: adapter.and_then(Adapter::project_dir_from_env),
+        cwd: std::env::current_dir().ok(),
+    }
+}
+
 /// Reads a client's wire struct out of its payload.
 fn wire<T: DeserializeOwned>(payload: &Value) -> Result<T> {
     T::deserialize(payload).context("the payload's fields have unexpected types")

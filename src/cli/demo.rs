@@ -72,12 +72,10 @@ impl Cmd {
         // runs, without starting a session (which would leave an empty one
         // behind, beside those the listing above showed).
         let loaded = trae_mem::config::load(&env.cwd, Some(&home))?;
-        let mut store = super::open_store(&loaded)?;
+        let store = super::open_store(&loaded)?;
         let project = trae_mem::project::identify(Path::new("/home/dev/src/inventory-api"));
-        let budget = trae_mem::ingest::catch_up_budget(&loaded.config);
         let settings = &loaded.config.context;
-        let told =
-            trae_mem::recall::context::at_session_start(&mut store, &loaded.home, &project, None, settings, budget)?;
+        let told = trae_mem::recall::context::at_session_start(&store, &project, None, settings)?;
         println!("{}", told.context("the demo's project has no memory to tell")?);
 
         heading("Explore it yourself", c);

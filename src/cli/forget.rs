@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
 use trae_mem::forget::{self, Forgotten, Plan};
-use trae_mem::store::{Filters, Selection, Store};
+use trae_mem::store::{Filters, Kind, Selection, Store};
 use trae_mem::timefmt;
 
 /// Forget observations, sessions or whole projects: delete them for good.
@@ -115,7 +115,7 @@ impl Cmd {
             filters: Filters {
                 project: project_arg(self.project.as_deref())?,
                 session,
-                kind: self.kind.clone(),
+                kind: self.kind.as_deref().map(Kind::from),
                 tool: self.tool.clone(),
                 until: self.before.as_deref().map(timefmt::parse).transpose()?,
                 ..Filters::default()

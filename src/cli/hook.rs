@@ -10,9 +10,9 @@ use clap::Args;
 
 use super::Env;
 use trae_mem::adapters::{self, Adapter};
-use trae_mem::config;
 use trae_mem::ingest::{self, Accepted, Ingest, Spool};
 use trae_mem::privacy::Privacy;
+use trae_mem::{after_delivery, config};
 
 /// The help's first line, here and in `trae-mem help`.
 pub const ABOUT: &str = "Record one lifecycle event from a coding agent.";
@@ -67,22 +67,26 @@ impl Cmd {
         let ingest = Ingest::new(&loaded, &privacy);
         let accepted = match ingest.accept_bytes(&self.client, self.event.as_deref(), &stdin) {
             Ok(accepted) => accepted,
-            Err(failure) => return fail(adapter.as_ref(), &failure.message),
+            Err(failure) => return fail(adapter.as_ref(), &failure.to_string()),
         };
         let deadline = started + Duration::from_millis(loaded.config.hook.deadline_ms);
         let accepted = Arc::new(accepted);
         let done = watchdog(deadline, Spool::new(&loaded.home), Arc::clone(&accepted), adapter.idle_output());
-        let result = ingest.deliver(&accepted, started);
+        let result = ingest.deliver(&accepted, started).map(|mut outcome| {
+            after_delivery::run(&ingest, &loaded, &accepted, started, &mut outcome);
+            outcome
+        });
         done.store(true, Ordering::SeqCst);
         match result {
             Ok(outcome) => {
                 answer(outcome.stdout.or_else(|| adapter.idle_output()));
-                for warning in warnings.iter().chain(&outcome.warnings) {
+                let ours = outcome.warnings.iter().map(ToString::to_string);
+                for warning in warnings.into_iter().chain(ours) {
                     eprintln!("trae-mem: warning: {warning}");
                 }
                 ExitCode::SUCCESS
             }
-            Err(failure) => fail(adapter.as_ref(), &failure.message),
+            Err(failure) => fail(adapter.as_ref(), &failure.to_string()),
         }
     }
 }

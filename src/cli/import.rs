@@ -8,7 +8,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Env, output};
-use trae_mem::forget;
+use trae_mem::bulk;
+use trae_mem::store::Records;
 
 /// Read a file written by `trae-mem export`.
 ///
@@ -36,13 +37,9 @@ impl Cmd {
             (Box::new(BufReader::with_capacity(1 << 20, file)), size)
         };
         let bar = progress_bar(size);
-        let report = store.import(&mut input, &mut |bytes| bar.set_position(bytes))?;
+        let records = Records::File { input: &mut input, progress: &mut |bytes| bar.set_position(bytes) };
+        let (report, _) = bulk::take_in(&mut store, &loaded, records)?;
         bar.finish_and_clear();
-        let (observations, sessions) = &report.to_forget;
-        if !observations.is_empty() || !sessions.is_empty() {
-            let plan = forget::Plan { observations: observations.clone(), sessions: sessions.clone(), project: None };
-            forget::carry_out(&mut store, &loaded, &plan, &mut |_| {})?;
-        }
         if self.json {
             return output::json(&report);
         }

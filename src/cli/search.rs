@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
-use trae_mem::store::{Filters, SearchHit, SearchRequest};
+use trae_mem::recall::{self, SearchHit, SearchRequest};
+use trae_mem::store::{Filters, Kind};
 use trae_mem::timefmt;
 
 /// Search memory.
@@ -68,7 +69,7 @@ impl FilterArgs {
             project: project_arg(self.project.as_deref())?,
             session: self.session.clone(),
             exclude_session: None,
-            kind: self.kind.clone(),
+            kind: self.kind.as_deref().map(Kind::from),
             tool: self.tool.clone(),
             author: self.author.clone(),
             since: self.since.as_deref().map(timefmt::parse).transpose()?,
@@ -94,7 +95,7 @@ impl Cmd {
             limit: self.limit,
             offset: self.offset,
         };
-        let hits = store.search(&request)?;
+        let hits = recall::search(&store, &request)?;
         if self.json {
             return output::json(&SearchOutput { query: &text, index: store.index_mode().as_str(), hits: &hits });
         }

@@ -4,8 +4,8 @@ use anyhow::{Result, bail};
 use clap::Args;
 
 use super::Env;
-use trae_mem::ingest::{self, Ingest};
 use trae_mem::store::now_ms;
+use trae_mem::summarize;
 
 /// Summarize a session again, replacing its summaries.
 ///
@@ -21,9 +21,8 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (loaded, mut store) = env.open()?;
-        let privacy = ingest::privacy(&loaded)?;
         let session = store.session(&self.session)?;
-        let (summaries, summarized) = Ingest::new(&loaded, &privacy).summarize(&mut store, &session.id, now_ms())?;
+        let (summaries, summarized) = summarize::again(&mut store, &loaded, &session.id, now_ms())?;
         if !summarized.written {
             bail!("session {} has nothing public to summarize", session.id);
         }

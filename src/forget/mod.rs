@@ -9,12 +9,13 @@ pub mod retention;
 
 use std::collections::BTreeSet;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use crate::config::Loaded;
-use crate::ingest::{self, Ingest, Spool};
+use crate::spool::Spool;
 use crate::store::{Filters, SECURE_DELETE_MAX, Selection, Store, now_ms};
+use crate::summarize;
 
 /// What a forget will remove, worked out before anything is deleted, so
 /// that `--dry-run` shows exactly what would go.
@@ -42,9 +43,31 @@ pub struct Forgotten {
     pub spooled_dropped: usize,
 }
 
+/// Which step of a forget failed. Each step is whole: running the same
+/// forget again finishes the work.
+#[derive(Debug, thiserror::Error)]
+pub enum ForgetError {
+    #[error("cannot delete the observations: {0:#}")]
+    Delete(anyhow::Error),
+    #[error("cannot write the summaries of session {session} again: {source:#}")]
+    Resummarize { session: String, source: anyhow::Error },
+    #[error("cannot remove session {session}: {source:#}")]
+    RemoveSession { session: String, source: anyhow::Error },
+    #[error("cannot drop the spooled events of what was forgotten: {0:#}")]
+    Spool(anyhow::Error),
+    #[error("cannot merge the full-text index: {0:#}")]
+    Merge(anyhow::Error),
+    #[error("cannot give the space back: {0:#}")]
+    Reclaim(anyhow::Error),
+}
+
 /// Works out what `selection` would forget.
 pub fn plan(store: &Store, selection: &Selection) -> Result<Plan> {
-    let observations = store.select(selection)?;
+    let holding_query = match &selection.query {
+        Some(text) => Some(crate::recall::search::observations_holding(store, text, &selection.filters)?),
+        None => None,
+    };
+    let observations = store.select(selection, holding_query)?;
     let Filters { project, session, kind, tool, since, until, .. } = &selection.filters;
     let whole = selection.ids.is_empty()
         && selection.query.is_none()
@@ -68,51 +91,65 @@ pub fn plan(store: &Store, selection: &Selection) -> Result<Plan> {
 
 /// Forgets what `plan` names, leaving tombstones. `progress` hears how many
 /// observations are gone.
-pub fn carry_out(store: &mut Store, loaded: &Loaded, plan: &Plan, progress: &mut dyn FnMut(u64)) -> Result<Forgotten> {
+pub fn carry_out(
+    store: &mut Store,
+    loaded: &Loaded,
+    plan: &Plan,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Forgotten, ForgetError> {
     let secure = plan.observations.len() <= SECURE_DELETE_MAX;
-    let removed = store
-        .delete_observations(&plan.observations, true, secure, progress)
-        .context("cannot delete the observations")?;
+    let removed = store.delete_observations(&plan.observations, true, secure, progress).map_err(ForgetError::Delete)?;
     let mut report = Forgotten { observations: removed.observations, ..Forgotten::default() };
     let mut emptied: BTreeSet<String> = plan.sessions.iter().cloned().collect();
     let mut shrunk = Vec::new();
     for session in removed.sessions {
-        if emptied.contains(&session) || store.observation_count(&session)? == 0 {
+        if emptied.contains(&session) || store.observation_count(&session).map_err(ForgetError::Delete)? == 0 {
             emptied.insert(session);
         } else {
             shrunk.push(session);
         }
     }
 
-    let privacy = ingest::privacy(loaded)?;
-    let ingest = Ingest::new(loaded, &privacy);
     for session in shrunk {
-        if store.summaries(&session)?.is_empty() {
-            continue;
-        }
         // The summaries may quote what was forgotten: write them again from
         // what remains, or drop them when nothing public does.
-        let (_, summarized) = ingest.summarize(store, &session, now_ms())?;
-        if !summarized.written {
-            store.delete_summaries(&session)?;
-        }
-        report.sessions_resummarized += 1;
+        let resummarized = resummarize(store, loaded, &session)
+            .map_err(|source| ForgetError::Resummarize { session: session.clone(), source })?;
+        report.sessions_resummarized += u64::from(resummarized);
     }
 
     let mut doomed = Doomed { projects: plan.project.iter().cloned().collect(), keys: Vec::new() };
     for session in &emptied {
         let Ok(found) = store.session(session) else { continue };
-        for key in store.session_keys(session)? {
-            doomed.keys.push((key.client, found.project.clone(), key.external_id));
-        }
-        report.sessions_removed += u64::from(store.delete_session(session, true)?);
+        let removed = store.session_keys(session).and_then(|keys| {
+            for key in keys {
+                doomed.keys.push((key.client, found.project.clone(), key.external_id));
+            }
+            store.delete_session(session, true)
+        });
+        let removed = removed.map_err(|source| ForgetError::RemoveSession { session: session.clone(), source })?;
+        report.sessions_removed += u64::from(removed);
     }
     if !doomed.is_empty() {
-        report.spooled_dropped = drop_spooled(&ingest, &Spool::new(&loaded.home), &doomed)?;
+        report.spooled_dropped =
+            drop_spooled(loaded, &Spool::new(&loaded.home), &doomed).map_err(ForgetError::Spool)?;
     }
-    store.compact_index(None).context("cannot merge the full-text index")?;
-    store.reclaim(None).context("cannot give the space back")?;
+    store.compact_index(None).map_err(ForgetError::Merge)?;
+    store.reclaim(None).map_err(ForgetError::Reclaim)?;
     Ok(report)
+}
+
+/// Writes a session's summaries again from what remains of it, or drops
+/// them when nothing public does. Returns whether it had any.
+fn resummarize(store: &mut Store, loaded: &Loaded, session: &str) -> Result<bool> {
+    if store.summaries(session)?.is_empty() {
+        return Ok(false);
+    }
+    let (_, summarized) = summarize::again(store, loaded, session, now_ms())?;
+    if !summarized.written {
+        store.delete_summaries(session)?;
+    }
+    Ok(true)
 }
 
 /// Whose spooled events go: whole projects, and client sessions by key.
@@ -142,12 +179,13 @@ impl Doomed {
 /// Drops spooled events and dead letters that belong to what was
 /// forgotten, so that a later replay does not store them again. Returns
 /// how many went.
-fn drop_spooled(ingest: &Ingest<'_>, spool: &Spool, doomed: &Doomed) -> Result<usize> {
+fn drop_spooled(loaded: &Loaded, spool: &Spool, doomed: &Doomed) -> Result<usize> {
     let mut dropped = 0;
     for file in spool.waiting() {
         let Some(claim) = spool.claim(&file)? else { continue };
-        let covered = ingest.restore(&claim.entry).is_ok_and(|accepted| {
-            doomed.covers(accepted.adapter.name(), &accepted.resolved.project, accepted.event.session_id.as_deref())
+        let restored = claim.entry.restore(|| loaded.config.ingest_settings());
+        let covered = restored.is_ok_and(|(adapter, event, resolved)| {
+            doomed.covers(adapter.name(), &resolved.project, event.session_id.as_deref())
         });
         if covered {
             spool.done(claim)?;

@@ -8,8 +8,10 @@
 //!   that depends on where it arrived: the project and the settings. The
 //!   result carries an id.
 //! - **deliver** runs the event's plugins and records it in one transaction,
-//!   or spools it with everything accept resolved. A replay stores it from
-//!   what was spooled and never asks its own environment.
+//!   or spools it with everything accept resolved, and says what the client
+//!   is told. A replay stores it from what was spooled and never asks its
+//!   own environment. Nothing else: the work a hook does afterwards (spool
+//!   replay, retention, a background sync) is `after_delivery`'s.
 //! - The store keeps every delivered id under a unique key, so an event
 //!   delivered twice (a commit that raced the hook's watchdog, a replay
 //!   after a crash) is stored once.
@@ -17,9 +19,9 @@
 //! A hook never exits 2, which would block the agent: failures come back
 //! as a `Failure` whose message says what became of the payload.
 
+mod error;
 mod plugged;
 pub mod record;
-pub mod spool;
 
 use std::time::{Duration, Instant};
 
@@ -29,19 +31,15 @@ use serde_json::Value;
 use crate::adapters::{self, Adapter};
 use crate::config::Loaded;
 use crate::event::{Event, EventKind, Origin};
-use crate::forget::retention;
 use crate::plugins::Plugins;
 use crate::privacy::Privacy;
+pub use crate::spool::{DeadLetter, Resolved, Spool, SpoolEntry};
 use crate::store::{DB_FILE, Kind, OpenOptions, SessionKey, Store, Summary, now_ms};
 use crate::summarize::{self, Summarized};
-pub use spool::{DeadLetter, Resolved, Spool, SpoolEntry};
+pub use error::{Failure, Rejected, Warning};
 
 /// Time kept back from the deadline to spool and exit.
 const EXIT_RESERVE: Duration = Duration::from_millis(250);
-
-/// The most a SessionEnd hook spends on its daily slice of retention: the
-/// agent is done by then, but a client may still wait for the hook.
-const RETENTION_BUDGET: Duration = Duration::from_millis(300);
 
 /// How long a replay outside a hook (`spool replay`) may take per event.
 const REPLAY_DEADLINE: Duration = Duration::from_secs(30);
@@ -52,14 +50,10 @@ pub struct Outcome {
     /// What to print on stdout for the client.
     pub stdout: Option<String>,
     /// Problems worth a line on stderr each, none of which lost the event.
-    pub warnings: Vec<String>,
-}
-
-/// A failure to take an event in, with a message that says what became of
-/// the payload.
-#[derive(Debug)]
-pub struct Failure {
-    pub message: String,
+    pub warnings: Vec<Warning>,
+    /// Whether the event was stored now (not spooled, nor left out by the
+    /// capture settings).
+    pub stored: bool,
 }
 
 /// An event taken in: normalised, scrubbed, resolved, and given an id.
@@ -121,8 +115,8 @@ impl<'a> Ingest<'a> {
     /// Accepts a hook's payload as it came on stdin. What cannot be read
     /// is kept byte for byte as a dead letter.
     pub fn accept_bytes(&self, client: &str, event: Option<&str>, stdin: &[u8]) -> Result<Accepted, Failure> {
-        let adapter = adapters::for_client(client).map_err(|e| format!("{e:#}"));
-        let origin = origin_here(adapter.as_deref().ok());
+        let adapter = adapters::for_client(client).map_err(Rejected::UnknownClient);
+        let origin = adapters::origin_here(adapter.as_deref().ok());
         let accepted = read_json(stdin).and_then(|payload| self.accept_with(adapter?, event, payload, origin.clone()));
         accepted.map_err(|error| self.dead_letter(stdin, client, event, origin, error))
     }
@@ -134,20 +128,20 @@ impl<'a> Ingest<'a> {
         client: &str,
         event: Option<&str>,
         origin: Origin,
-        error: String,
+        rejected: Rejected,
     ) -> Failure {
         let letter = DeadLetter {
             client: client.to_owned(),
             event: event.map(str::to_owned),
             received_at: now_ms(),
-            error: error.clone(),
+            error: rejected.to_string(),
             payload_file: Default::default(),
             bytes: 0,
             origin,
         };
         match Spool::new(&self.loaded.home).dead_letter(bytes, letter) {
-            Ok(path) => Failure { message: format!("{error}; the payload is kept in {}", path.display()) },
-            Err(keep_err) => Failure { message: format!("{error}; and it could not be kept: {keep_err:#}") },
+            Ok(kept) => Failure::DeadLettered { rejected, kept },
+            Err(keep) => Failure::NotKept { rejected, keep },
         }
     }
 
@@ -159,8 +153,8 @@ impl<'a> Ingest<'a> {
         event: Option<&str>,
         payload: Value,
         origin: Origin,
-    ) -> Result<Accepted, String> {
-        let adapter = adapters::for_client(client).map_err(|e| format!("{e:#}"))?;
+    ) -> Result<Accepted, Rejected> {
+        let adapter = adapters::for_client(client).map_err(Rejected::UnknownClient)?;
         self.accept_with(adapter, event, payload, origin)
     }
 
@@ -171,12 +165,12 @@ impl<'a> Ingest<'a> {
         event: Option<&str>,
         mut payload: Value,
         origin: Origin,
-    ) -> Result<Accepted, String> {
+    ) -> Result<Accepted, Rejected> {
         if !payload.is_object() {
-            return Err("the hook payload is JSON but not an object".to_owned());
+            return Err(Rejected::NotAnObject);
         }
         self.privacy.scrub_value(&mut payload);
-        let mut event = adapter.parse(event, payload).map_err(|e| format!("{e:#}"))?;
+        let mut event = adapter.parse(event, payload).map_err(Rejected::Unreadable)?;
         if let Some(prompt) = &event.prompt
             && let std::borrow::Cow::Owned(own_words) = crate::recall::context::without_injected(prompt)
         {
@@ -187,71 +181,53 @@ impl<'a> Ingest<'a> {
         Ok(Accepted { id: new_event_id(), received_at: now_ms(), event, adapter, resolved })
     }
 
-    /// Stores an accepted event, or spools it; then replays the spool if
-    /// the store is healthy. Never loses the event: the error case has
-    /// spooled it. `started` is when the hook began: its deadline counts from then.
+    /// Stores an accepted event, or spools it, and works out what the
+    /// client is told. Never loses the event: the error case has spooled
+    /// it. `started` is when the hook began: its deadline counts from then.
     pub fn deliver(&self, accepted: &Accepted, started: Instant) -> Result<Outcome, Failure> {
-        let deadline = started + Duration::from_millis(self.loaded.config.hook.deadline_ms);
+        let deadline = self.deadline(started);
         let capture = &accepted.resolved.settings.capture;
         if !records(capture, &accepted.event.kind) {
             return Ok(Outcome::default());
         }
         let spool = Spool::new(&self.loaded.home);
         match self.store(accepted, deadline) {
-            Ok(Stored { mut store, session, warnings }) => {
-                let mut outcome = Outcome { warnings, ..Outcome::default() };
+            Ok(Stored { store, session, warnings }) => {
+                let mut outcome = Outcome { warnings, stored: true, ..Outcome::default() };
                 if let Err(err) = store.tidy_wal() {
-                    outcome.warnings.push(format!("could not checkpoint the database: {err:#}"));
+                    outcome.warnings.push(Warning::Checkpoint(err));
                 }
                 let event = &accepted.event;
-                match self.context(&mut store, accepted, session.as_deref()) {
+                match self.context(&store, accepted, session.as_deref()) {
                     Ok(context) => outcome.stdout = context.and_then(|c| accepted.adapter.context_output(event, &c)),
-                    Err(err) => outcome.warnings.push(format!("could not recall memory: {err:#}")),
-                }
-                if event.kind == EventKind::SessionEnd {
-                    let left = deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE);
-                    let budget = RETENTION_BUDGET.min(left / 2);
-                    if let Err(err) = retention::daily(&mut store, &self.loaded.config.retention, budget) {
-                        outcome.warnings.push(format!("could not apply retention: {err:#}"));
-                    }
-                    if crate::sync::after_sessions(self.loaded)
-                        && let Err(err) =
-                            crate::sync::start_in_background(&self.loaded.home, &accepted.resolved.project)
-                    {
-                        outcome.warnings.push(format!("could not start a sync: {err:#}"));
-                    }
-                }
-                drop(store);
-                if spool.has_pending()
-                    && let Err(err) = self.replay(&spool, Some(deadline))
-                {
-                    outcome.warnings.push(format!("could not replay the spool: {err:#}"));
+                    Err(err) => outcome.warnings.push(Warning::Recall(err)),
                 }
                 Ok(outcome)
             }
             Err(err) => match spool.append(&accepted.spool_entry(&format!("{err:#}"))) {
-                Ok(path) => Ok(Outcome {
-                    stdout: None,
-                    warnings: vec![format!("stored later: {err:#} (spooled to {})", path.display())],
-                }),
-                Err(spool_err) => {
-                    Err(Failure { message: format!("cannot store the event ({err:#}) nor spool it ({spool_err:#})") })
+                Ok(path) => {
+                    Ok(Outcome { stdout: None, warnings: vec![Warning::Spooled { reason: err, path }], stored: false })
                 }
+                Err(spool) => Err(Failure::Unstorable { store: err, spool }),
             },
         }
     }
 
+    /// When a hook that began at `started` must be done.
+    pub fn deadline(&self, started: Instant) -> Instant {
+        started + Duration::from_millis(self.loaded.config.hook.deadline_ms)
+    }
+
     /// What the client is told back: at session start, the project's
-    /// earlier sessions (their summaries brought up to date first); with a
-    /// prompt, the earlier memories relevant to it.
-    fn context(&self, store: &mut Store, accepted: &Accepted, session: Option<&str>) -> Result<Option<String>> {
+    /// earlier sessions; with a prompt, the earlier memories relevant to it.
+    /// Only reads: `store` has brought stale summaries up to date.
+    fn context(&self, store: &Store, accepted: &Accepted, session: Option<&str>) -> Result<Option<String>> {
         let settings = &self.loaded.config.context;
         let project = &accepted.resolved.project;
         let event = &accepted.event;
         match event.kind {
             EventKind::SessionStart if settings.inject => {
-                let budget = catch_up_budget(&self.loaded.config);
-                crate::recall::context::at_session_start(store, &self.loaded.home, project, session, settings, budget)
+                crate::recall::context::at_session_start(store, project, session, settings)
             }
             EventKind::UserPromptSubmit if settings.on_prompt => match event.prompt.as_deref() {
                 Some(prompt) => crate::recall::context::for_prompt(store, project, session, prompt, settings),
@@ -261,19 +237,24 @@ impl<'a> Ingest<'a> {
         }
     }
 
-    /// Runs the event's plugins, then records it in one transaction, giving
-    /// up on a locked database after the configured wait, in time to spool
-    /// before `deadline`; then summarizes a session that ended.
+    /// Opens the store as a hook does: giving up on a locked database after
+    /// the configured wait, in time to spool and exit before `deadline`.
+    pub fn open_store(&self, deadline: Instant) -> Result<Store> {
+        let lock_wait = time_left(deadline).min(Duration::from_millis(self.loaded.config.hook.lock_wait_ms));
+        let index = self.loaded.config.search.index_mode()?;
+        let options = OpenOptions { busy_timeout: lock_wait, index, may_rebuild_index: false, memory_map: false };
+        Store::open(&self.loaded.home.join(DB_FILE), &options)
+    }
+
+    /// Runs the event's plugins, then records it in one transaction (see
+    /// `open_store`); then summarizes a session that ended, or brings the
+    /// summaries a session start will tell up to date.
     fn store(&self, accepted: &Accepted, deadline: Instant) -> Result<Stored> {
         let Accepted { id, received_at, event, resolved, .. } = accepted;
         let home = &self.loaded.home;
         let plugins = Plugins::new(&resolved.settings.plugins, &resolved.settings.summarize.summarizer, home, false);
         let mut work = plugged::before(&plugins, event, &resolved.settings.capture);
-        let remaining = deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE);
-        let lock_wait = remaining.min(Duration::from_millis(self.loaded.config.hook.lock_wait_ms));
-        let index = self.loaded.config.search.index_mode()?;
-        let options = OpenOptions { busy_timeout: lock_wait, index, may_rebuild_index: false, memory_map: false };
-        let mut store = Store::open(&home.join(DB_FILE), &options)?;
+        let mut store = self.open_store(deadline)?;
         let recorded = store.write(|w| {
             record::record(w, id, event, &resolved.project, *received_at, &resolved.settings.capture, &work)
         })?;
@@ -286,7 +267,15 @@ impl<'a> Ingest<'a> {
         for warning in &work.warnings {
             crate::plugins::log_line(home, "host", "warn", warning);
         }
-        Ok(Stored { store, session: recorded, warnings: work.warnings })
+        let mut warnings: Vec<Warning> = work.warnings.into_iter().map(Warning::Plugin).collect();
+        if event.kind == EventKind::SessionStart && self.loaded.config.context.inject {
+            let (current, limit) = (recorded.as_deref(), self.loaded.config.context.sessions);
+            let budget = catch_up_budget(self.loaded);
+            if let Err(err) = summarize::catch_up(&mut store, home, &resolved.project, current, limit, budget) {
+                warnings.push(Warning::CatchUp(err));
+            }
+        }
+        Ok(Stored { store, session: recorded, warnings })
     }
 
     /// Stores spooled events, oldest first, each as it was accepted. What
@@ -319,18 +308,9 @@ impl<'a> Ingest<'a> {
         Ok(report)
     }
 
-    /// A spooled event as it was accepted. Entries from before 0.2 kept no
-    /// project or settings; those are resolved now, as they always were.
-    pub(crate) fn restore(&self, entry: &SpoolEntry) -> Result<Accepted> {
-        let adapter = adapters::for_client(&entry.client)?;
-        let event = adapter.parse(Some(&entry.event), entry.payload.clone())?;
-        let resolved = match &entry.resolved {
-            Some(resolved) => resolved.clone(),
-            None => {
-                let project = crate::project::identify(&origin_here(Some(adapter.as_ref())).project_dir_of(&event));
-                Resolved { project, settings: self.loaded.config.ingest_settings() }
-            }
-        };
+    /// A spooled event as it was accepted (see `SpoolEntry::restore`).
+    fn restore(&self, entry: &SpoolEntry) -> Result<Accepted> {
+        let (adapter, event, resolved) = entry.restore(|| self.loaded.config.ingest_settings())?;
         let id = if entry.id.is_empty() { new_event_id() } else { entry.id.clone() };
         Ok(Accepted { id, received_at: entry.received_at, event, adapter, resolved })
     }
@@ -383,16 +363,7 @@ impl<'a> Ingest<'a> {
     pub fn end_session(&self, store: &mut Store, session_id: &str) -> Result<(Vec<Summary>, Summarized)> {
         let now = now_ms();
         store.write(|w| w.end_session(session_id, now).map(drop))?;
-        self.summarize(store, session_id, now)
-    }
-
-    /// Summarizes a session again with the configured summarizer, replacing
-    /// its summaries.
-    pub fn summarize(&self, store: &mut Store, session_id: &str, at: i64) -> Result<(Vec<Summary>, Summarized)> {
-        let plugins = Plugins::of(&self.loaded.config, &self.loaded.home, true);
-        let summarized = summarize::session(store, &plugins, session_id, at)?;
-        let summaries = if summarized.written { store.summaries(session_id)? } else { Vec::new() };
-        Ok((summaries, summarized))
+        summarize::again(store, self.loaded, session_id, now)
     }
 }
 
@@ -401,16 +372,22 @@ struct Stored {
     store: Store,
     /// The session the event was recorded in; none for a second delivery.
     session: Option<String>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 }
 
 /// The most a session start spends bringing earlier sessions' summaries up
 /// to date (a quarter of the hook's deadline, if that is less).
 const CATCH_UP_BUDGET: Duration = Duration::from_millis(500);
 
-/// What a session start under `config` spends bringing summaries up to date.
-pub fn catch_up_budget(config: &crate::config::Config) -> Duration {
-    CATCH_UP_BUDGET.min(Duration::from_millis(config.hook.deadline_ms) / 4)
+/// What a session start spends bringing summaries up to date.
+fn catch_up_budget(loaded: &Loaded) -> Duration {
+    CATCH_UP_BUDGET.min(Duration::from_millis(loaded.config.hook.deadline_ms) / 4)
+}
+
+/// What is left of the time before `deadline`, less what spooling and
+/// exiting need.
+pub fn time_left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE)
 }
 
 /// Whether these settings record this event. Session start and end always
@@ -420,17 +397,11 @@ fn records(capture: &crate::config::Capture, kind: &EventKind) -> bool {
 }
 
 /// Reads a payload's bytes as JSON; the error says what is wrong.
-fn read_json(bytes: &[u8]) -> Result<Value, String> {
+fn read_json(bytes: &[u8]) -> Result<Value, Rejected> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err("the hook payload on stdin is empty; expected the event's JSON".to_owned());
+        return Err(Rejected::Empty);
     }
-    serde_json::from_slice(bytes).map_err(|e| format!("the hook payload is not valid JSON ({e})"))
-}
-
-/// Where an event arrives from, as this process sees it, for the client
-/// `adapter` reads (none when the client is unknown).
-fn origin_here(adapter: Option<&dyn Adapter>) -> Origin {
-    Origin { project_dir: adapter.and_then(Adapter::project_dir_from_env), cwd: std::env::current_dir().ok() }
+    serde_json::from_slice(bytes).map_err(Rejected::NotJson)
 }
 
 /// A new event id: a UUIDv7, so that ids recorded together sit together in

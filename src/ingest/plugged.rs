@@ -8,24 +8,10 @@ use crate::config::Capture;
 use crate::event::{Event, EventKind};
 use crate::plugins::{PluginObservation, Plugins};
 
-use super::record;
+use super::record::{self, PluginWork, Sampled};
 
 /// The name under which the model's final answer reaches event handlers.
 pub const MODEL_RESPONSE: &str = "ModelResponse";
-
-/// What plugins contributed to one event.
-#[derive(Debug, Default)]
-pub struct PluginWork {
-    /// For an event that is not built in: what its handlers returned, in
-    /// place of the plain note. `None` when no handler answered.
-    pub handled: Option<Vec<PluginObservation>>,
-    /// Observations about the model's answer (ModelResponse handlers).
-    pub model_response: Vec<PluginObservation>,
-    /// A sampler's version of a large tool output, and its name.
-    pub sampled: Option<(String, String)>,
-    /// Every plugin failure, as one line each.
-    pub warnings: Vec<String>,
-}
 
 /// Runs the plugins an event needs before it is stored.
 pub fn before(plugins: &Plugins<'_>, event: &Event, capture: &Capture) -> PluginWork {
@@ -73,12 +59,7 @@ fn handle(
 
 /// Samples a tool output longer than the capture limit, if a sampler is
 /// declared for the tool.
-fn sample(
-    plugins: &Plugins<'_>,
-    event: &Event,
-    capture: &Capture,
-    warnings: &mut Vec<String>,
-) -> Option<(String, String)> {
+fn sample(plugins: &Plugins<'_>, event: &Event, capture: &Capture, warnings: &mut Vec<String>) -> Option<Sampled> {
     let tool = event.tool_name.as_deref()?;
     let sampler = plugins.sampler(tool)?;
     let output = record::response_text(event.tool_response.as_ref()?, usize::MAX);
@@ -90,7 +71,7 @@ fn sample(
         Ok(sample) => {
             let text =
                 if sample.dropped.is_empty() { sample.text } else { format!("{}\n[{}]", sample.text, sample.dropped) };
-            Some((text, sampler.name.clone()))
+            Some(Sampled { text, by: sampler.name.clone() })
         }
         Err(err) => {
             warnings.push(format!("{err:#}"));

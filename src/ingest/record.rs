@@ -5,13 +5,34 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::Note;
-use super::plugged::PluginWork;
 use crate::config::Capture;
 use crate::event::{Event, EventKind};
 use crate::plugins::PluginObservation;
 use crate::privacy::Privacy;
 use crate::store::{Kind, NewObservation, PRIVATE_PLACEHOLDER, SessionKey, Writer};
 use crate::text::{clip, clip_json};
+
+/// What plugins contributed to one event.
+#[derive(Debug, Default)]
+pub struct PluginWork {
+    /// For an event that is not built in: what its handlers returned, in
+    /// place of the plain note. `None` when no handler answered.
+    pub handled: Option<Vec<PluginObservation>>,
+    /// Observations about the model's answer (ModelResponse handlers).
+    pub model_response: Vec<PluginObservation>,
+    /// A sampler's version of a large tool output.
+    pub sampled: Option<Sampled>,
+    /// Every plugin failure, as one line each.
+    pub warnings: Vec<String>,
+}
+
+/// A large tool output as a sampler plugin shortened it.
+#[derive(Debug)]
+pub struct Sampled {
+    pub text: String,
+    /// The sampler's name.
+    pub by: String,
+}
 
 /// Payload fields every event of a client carries (Claude Code's, then
 /// those of Cursor, Codex, Gemini CLI and Cline); a note about an unfamiliar
@@ -214,7 +235,7 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
         }
         EventKind::PostToolUse => {
             let (response, sampled_by) = match &plugins.sampled {
-                Some((text, sampler)) => (text.clone(), Some(sampler)),
+                Some(Sampled { text, by }) => (text.clone(), Some(by)),
                 None => {
                     let response = event.tool_response.as_ref();
                     (response.map_or_else(String::new, |v| response_text(v, capture.tool_response_chars)), None)

@@ -167,7 +167,8 @@ impl<'a> Plugins<'a> {
         Ok(Sample { text: crate::text::clip(&sample.text, budget), dropped: crate::text::clip(&sample.dropped, 300) })
     }
 
-    /// Asks a summarizer plugin for a session's brief and detailed summaries.
+    /// Asks a summarizer plugin for a session's brief and detailed summaries,
+    /// as it wrote them (`summarize` clips them).
     pub fn summarize(
         &self,
         plugin: &PluginDecl,
@@ -184,10 +185,7 @@ impl<'a> Plugins<'a> {
         if brief.trim().is_empty() {
             bail!("plugin {}: returned an empty brief summary", plugin.name);
         }
-        Ok((
-            crate::text::clip(&brief, crate::summarize::BRIEF_CHARS),
-            crate::text::clip(&detailed, crate::summarize::DETAILED_CHARS),
-        ))
+        Ok((brief, detailed))
     }
 
     fn load(&self, plugin: &PluginDecl) -> Result<(Component, Version, cache::Source)> {

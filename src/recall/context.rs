@@ -6,15 +6,13 @@
 //! The MCP server's `trae_mem_inject` uses the same code, optionally
 //! focused by a query whose best hits come first.
 
-use std::path::Path;
-use std::time::Duration;
-
 use anyhow::Result;
 
+use super::search::{SearchHit, SearchRequest};
+use super::snippet::{self, MARK_END, MARK_START};
 use super::{query, rank};
 use crate::config::ContextSettings;
-use crate::store::snippet;
-use crate::store::{Filters, MARK_END, MARK_START, SearchHit, SearchRequest, Store};
+use crate::store::{Filters, Store, Told};
 use crate::summarize;
 use crate::text::clip;
 use crate::timefmt;
@@ -75,19 +73,17 @@ pub const PROMPT_RELEVANCE: f64 = 0.5;
 const PROMPT_SESSIONS: usize = 100;
 
 /// Builds the context block for `project` at the start of session
-/// `current`, or `None` when there is no memory yet. Stale summaries are
-/// first brought up to date, within `catch_up_budget`. The hook and the
-/// viewer's project page both call this, so the viewer shows exactly what
-/// the next session is told.
+/// `current`, or `None` when there is no memory yet. It only reads: a
+/// stale summary is told as the built-in summarizer writes it now, which is
+/// what the hook's catch-up stores before it asks. The hook, the viewer's
+/// project page and the demo all call this, so what they show is exactly
+/// what the next session is told.
 pub fn at_session_start(
-    store: &mut Store,
-    home: &Path,
+    store: &Store,
     project: &str,
     current: Option<&str>,
     settings: &ContextSettings,
-    catch_up_budget: Duration,
 ) -> Result<Option<String>> {
-    summarize::catch_up(store, home, project, current, settings.sessions, catch_up_budget)?;
     build_focused(store, project, current, settings, None)
 }
 
@@ -109,7 +105,7 @@ pub fn build_focused(
         }
     }
     for told in store.sessions_to_tell(project, current, settings.sessions)? {
-        let Some(brief) = told.brief.as_deref() else { continue };
+        let Some(brief) = brief_to_tell(store, &told)? else { continue };
         let when = timefmt::local_minute(told.last_active);
         let open = if told.open() { ", still open or ended without a SessionEnd" } else { "" };
         let by = match told.session.meta.get("author").and_then(|a| a.as_str()) {
@@ -199,18 +195,32 @@ pub fn for_prompt(
     Ok(Some(clip(&block, settings.prompt_budget_chars)))
 }
 
+/// A session's brief as it is told: a stale one (none yet, or written
+/// before the session went on) as the built-in summarizer would write it
+/// now; the stored one otherwise.
+fn brief_to_tell(store: &Store, told: &Told) -> Result<Option<String>> {
+    if !told.stale {
+        return Ok(told.brief.clone());
+    }
+    let observations = store.session_observations(&told.session.id, false)?;
+    Ok(summarize::builtin::summarize(&observations).map(|s| s.brief).or_else(|| told.brief.clone()))
+}
+
 /// The project's best hits for `query`, outside session `current`.
 fn search(store: &Store, project: &str, current: Option<&str>, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
-    store.search(&SearchRequest {
-        text: query.to_owned(),
-        filters: Filters {
-            project: Some(project.to_owned()),
-            exclude_session: current.map(str::to_owned),
-            ..Filters::default()
+    super::search(
+        store,
+        &SearchRequest {
+            text: query.to_owned(),
+            filters: Filters {
+                project: Some(project.to_owned()),
+                exclude_session: current.map(str::to_owned),
+                ..Filters::default()
+            },
+            limit,
+            offset: 0,
         },
-        limit,
-        offset: 0,
-    })
+    )
 }
 
 /// One line a hit: where it is, when, what, and its excerpt.
@@ -238,6 +248,41 @@ fn unmarked(excerpt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{Kind, NewObservation, OpenOptions};
+
+    /// The database file and its write-ahead log, byte for byte.
+    fn file_bytes(db: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
+        let wal = std::fs::read(db.with_extension("db-wal")).unwrap_or_default();
+        (std::fs::read(db).unwrap(), wal)
+    }
+
+    #[test]
+    fn the_session_start_block_is_read_without_writing_and_tells_stale_sessions_as_they_are_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let mut store = Store::open(&db, &OpenOptions::default()).unwrap();
+        fn note<'a>(session_id: &'a str, ts: i64, kind: &'a Kind, content: &'a str) -> NewObservation<'a> {
+            NewObservation { session_id, ts, kind, tool: None, content, private: false, tags: &[] }
+        }
+        let stale = store
+            .write(|w| {
+                let session = w.new_session("/p", 1_000, &serde_json::json!({}))?;
+                w.add_observation(&note(&session, 1_000, &Kind::User, "why does the walrus cache evict hot keys"))?;
+                w.put_summary(&session, crate::store::SummaryLevel::Brief, "an older brief", 1_500)?;
+                w.add_observation(&note(&session, 2_000, &Kind::Response, "the eviction clock was in seconds"))?;
+                Ok(session)
+            })
+            .unwrap();
+        store.tidy_wal().unwrap();
+        let before = file_bytes(&db);
+        let block = at_session_start(&store, "/p", None, &ContextSettings::default()).unwrap().unwrap();
+        assert_eq!(file_bytes(&db), before, "telling the session start wrote to the database");
+        // The brief went stale when the session went on: it is told as the
+        // built-in summarizer writes it now, which the hook's catch-up stores.
+        assert!(block.contains("walrus cache") && !block.contains("an older brief"), "{block}");
+        let brief = store.summaries(&stale).unwrap().into_iter().find(|s| s.level == crate::store::SummaryLevel::Brief);
+        assert_eq!(brief.unwrap().content, "an older brief");
+    }
 
     fn block(header: &str) -> String {
         format!("{header}\n## 2026-11-30 10:00 (session 1a2b3c4d)\nAsked: fix the parser\n\n{HOW_TO_SEARCH}")

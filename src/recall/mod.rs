@@ -1,9 +1,15 @@
-//! Recall: what memory gives back. Query understanding (`query`, with
-//! `thesaurus`), ranking (`rank`), and the context blocks given at session
-//! start and with each prompt (`context`). The store finds candidates; these
-//! decide what they mean.
+//! Recall: what memory gives back, and only reads. Search (`search`, the one
+//! entry point for every reader) understands a query (`query`, with
+//! `thesaurus`), ranks candidates the store nominates (`rank`) and marks
+//! excerpts (`snippet`); `context` builds the blocks given at session start
+//! and with each prompt.
 
 pub mod context;
 pub mod query;
 pub mod rank;
+pub mod search;
+pub mod snippet;
 pub mod thesaurus;
+
+pub use search::{SearchHit, SearchRequest, search};
+pub use snippet::{MARK_END, MARK_START};

@@ -112,10 +112,10 @@ pub async fn carry_out(State(app): State<Arc<App>>, Form(form): Form<ForgetForm>
             "this form's token is missing or out of date (the viewer was restarted?): reload the page and try again",
         ));
     }
-    app.with_store(move |app, store| {
+    app.writing(move |app, store| {
         let target = Target { observation: form.observation, session: form.session };
         let (plan, _) = target.plan(store)?;
-        let forgotten = forget::carry_out(store, &app.loaded, &plan, &mut |_| {})?;
+        let forgotten = forget::carry_out(store, &app.loaded, &plan, &mut |_| {}).map_err(anyhow::Error::from)?;
         let body = html! {
             h1 { "Forgotten" }
             p #forgotten {

@@ -4,7 +4,8 @@
 
 use maud::{DOCTYPE, Markup, html};
 
-use crate::store::{MARK_END, MARK_START, Observation};
+use crate::recall::{MARK_END, MARK_START};
+use crate::store::Observation;
 use crate::text::clip;
 use crate::timefmt;
 

@@ -53,9 +53,18 @@ pub struct App {
 }
 
 impl App {
+    /// Runs `work` with the store, to read: every page but the forget form's
+    /// POST reads and never writes.
+    async fn with_store<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&App, &Store) -> Result<T, PageError> + Send + 'static,
+    ) -> Result<T, PageError> {
+        self.writing(move |app, store| work(app, store)).await
+    }
+
     /// Runs `work` with the store on a blocking thread: SQLite calls
     /// block, and a long forget must not stall the other requests' I/O.
-    async fn with_store<T: Send + 'static>(
+    async fn writing<T: Send + 'static>(
         self: &Arc<Self>,
         work: impl FnOnce(&App, &mut Store) -> Result<T, PageError> + Send + 'static,
     ) -> Result<T, PageError> {

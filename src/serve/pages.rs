@@ -13,7 +13,8 @@ use serde::Deserialize;
 
 use super::html::{Nav, card, encode, observation_href, page, project_href, session_href, session_label, snippet};
 use super::{App, PageError, live};
-use crate::store::{Filters, Observation, SearchRequest, Store};
+use crate::recall::{self, SearchRequest};
+use crate::store::{Filters, Kind, Observation, Store};
 use crate::{config, timefmt};
 
 /// Observations on a freshly opened live page.
@@ -112,7 +113,7 @@ impl SearchParams {
         let time = |t: &Option<String>| given(t.clone()).map(|t| timefmt::parse(&t)).transpose();
         Ok(Filters {
             project: given(self.project.clone()),
-            kind: given(self.kind.clone()),
+            kind: given(self.kind.clone()).as_deref().map(Kind::from),
             tool: given(self.tool.clone()),
             since: time(&self.since).map_err(|e| PageError::bad_request(format!("since: {e:#}")))?,
             until: time(&self.until).map_err(|e| PageError::bad_request(format!("until: {e:#}")))?,
@@ -149,7 +150,7 @@ pub async fn search(State(app): State<Arc<App>>, Query(params): Query<SearchPara
         offset: params.offset,
     };
     app.with_store(move |_, store| {
-        let hits = store.search(&request)?;
+        let hits = recall::search(store, &request)?;
         let results = html! {
             @if hits.is_empty() {
                 p.none { "No matches." }
@@ -323,11 +324,8 @@ pub async fn project(State(app): State<Arc<App>>, Query(params): Query<ProjectPa
             false => app.loaded.clone(),
         };
         let settings = &loaded.config.context;
-        let budget = crate::ingest::catch_up_budget(&loaded.config);
         let told = match settings.inject {
-            true => {
-                crate::recall::context::at_session_start(store, &app.loaded.home, &project, None, settings, budget)?
-            }
+            true => crate::recall::context::at_session_start(store, &project, None, settings)?,
             false => None,
         };
         let sessions = store.sessions(Some(&project), PROJECT_SESSIONS)?;

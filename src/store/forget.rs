@@ -18,11 +18,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use serde::Serialize;
 
-use super::transfer::{BATCH_PAUSE, BATCH_TIME};
-use super::{Filters, Store, index, schema};
+use super::tombstone::{TombstoneKind, bury, fingerprint};
+use super::{BATCH_PAUSE, BATCH_TIME, Filters, Store, index, schema};
 
 /// What to forget. Every part given must hold; an empty selection selects
 /// nothing (see `is_empty`).
@@ -52,45 +51,6 @@ impl Selection {
     }
 }
 
-/// What a deletion leaves behind, so that it stays deleted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tombstone {
-    pub kind: TombstoneKind,
-    /// A session's id, or an observation's `fingerprint`.
-    pub key: String,
-    /// Unix milliseconds.
-    pub forgotten_at: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TombstoneKind {
-    Session,
-    Observation,
-}
-
-impl TombstoneKind {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            TombstoneKind::Session => "session",
-            TombstoneKind::Observation => "observation",
-        }
-    }
-}
-
-/// An observation's identity in every copy of the store: its session, time
-/// and text. The local id is not it: an import gives a row another id
-/// when its own is taken.
-pub fn fingerprint(session_id: &str, ts: i64, content: &str) -> String {
-    let mut hash = Sha256::new();
-    hash.update(session_id.as_bytes());
-    hash.update([0]);
-    hash.update(ts.to_le_bytes());
-    hash.update(content.as_bytes());
-    let digest = hash.finalize();
-    crate::text::hex(&digest[..16])
-}
-
 /// What a deletion removed.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Removed {
@@ -112,16 +72,17 @@ const COMPACTION_PENDING: &str = "index_compaction_pending";
 const RECLAIM_PAGES: i64 = 256;
 
 impl Store {
-    /// The ids of the observations `selection` names, oldest first. A query
-    /// finds public rows only (private ones are not indexed); the other
-    /// parts find private rows too.
-    pub fn select(&self, selection: &Selection) -> Result<Vec<i64>> {
+    /// The ids of the observations `selection` names, oldest first.
+    /// `holding_query` are the public rows that hold its query and pass its
+    /// filters, as recall finds them (the store does not read queries); the
+    /// other parts find private rows too.
+    pub fn select(&self, selection: &Selection, holding_query: Option<Vec<i64>>) -> Result<Vec<i64>> {
         if selection.is_empty() {
             return Ok(Vec::new());
         }
         let only_ids = selection.query.is_none() && Selection { ids: Vec::new(), ..selection.clone() }.is_empty();
-        let mut ids = match &selection.query {
-            Some(text) => self.observations_holding(text, &selection.filters)?,
+        let mut ids = match holding_query {
+            Some(holding) => holding,
             None if only_ids => selection.ids.clone(),
             None => self.observations_passing(&selection.filters, false)?,
         };
@@ -253,11 +214,6 @@ impl Store {
         })
     }
 
-    /// Every tombstone, oldest first.
-    pub fn tombstones(&self) -> Result<Vec<Tombstone>> {
-        tombstones(&self.conn)
-    }
-
     /// Gives the space of deleted rows back to the file system, and with it
     /// the bytes of every freed page: free pages leave the file a step at a
     /// time, then the write-ahead log is copied in and emptied. A store
@@ -347,37 +303,6 @@ fn delete_summaries(conn: &Connection, index: index::IndexMode, session_id: &str
         conn.prepare_cached("DELETE FROM summaries WHERE id = ?1")?.execute([id])?;
     }
     Ok(())
-}
-
-/// Records a tombstone; returns false when it was there already.
-pub(super) fn bury(conn: &Connection, kind: TombstoneKind, key: &str, at: i64) -> Result<bool> {
-    let inserted = conn
-        .prepare_cached("INSERT INTO tombstones(kind, key, forgotten_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
-        .execute(params![kind.as_str(), key, at])?;
-    Ok(inserted == 1)
-}
-
-/// Every tombstone, oldest first, read on `conn` (a transaction's, too).
-pub(super) fn tombstones(conn: &Connection) -> Result<Vec<Tombstone>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT kind, key, forgotten_at FROM tombstones ORDER BY forgotten_at, kind, key")?;
-    let stones = stmt
-        .query_map([], |row| {
-            let kind: String = row.get(0)?;
-            let kind = if kind == "session" { TombstoneKind::Session } else { TombstoneKind::Observation };
-            Ok(Tombstone { kind, key: row.get(1)?, forgotten_at: row.get(2)? })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(stones)
-}
-
-/// Whether a tombstone names this session, or this observation.
-pub(super) fn is_buried(conn: &Connection, kind: TombstoneKind, key: &str) -> Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM tombstones WHERE kind = ?1 AND key = ?2")?
-        .query_row(params![kind.as_str(), key], |_| Ok(()))
-        .optional()?
-        .is_some())
 }
 
 impl Store {

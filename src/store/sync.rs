@@ -20,11 +20,11 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
-use super::forget::{Tombstone, TombstoneKind, fingerprint, is_buried, tombstones};
 use super::timeline::{observation, session};
-use super::transfer::{BATCH_PAUSE, BATCH_TIME, ImportReport, import_record};
+use super::tombstone::{Tombstone, TombstoneKind, fingerprint, is_buried, tombstones};
+use super::transfer::{ImportReport, import_record};
 use super::write::Writer;
-use super::{ExportRecord, Store, Summary, now_ms};
+use super::{BATCH_PAUSE, BATCH_TIME, ExportRecord, Store, Summary, now_ms};
 
 /// A record's global id: the same on every device that holds the record.
 pub type RecordId = [u8; 16];
@@ -197,7 +197,7 @@ impl Store {
     /// short as an import's, so that hooks beside a long pull wait
     /// milliseconds. Records already here (one's own, coming back) are
     /// skipped. The caller forgets what the report's `to_forget` names.
-    pub fn apply_pulled(
+    pub(super) fn apply_pulled(
         &mut self,
         state: &mut SyncState,
         project: &str,

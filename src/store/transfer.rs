@@ -2,15 +2,15 @@
 //! private flags and private content included (it is the user's own file).
 
 use std::io::{BufRead, Write};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use super::forget::{Tombstone, TombstoneKind, bury, fingerprint, is_buried};
+use super::tombstone::{Tombstone, TombstoneKind, bury, fingerprint, is_buried};
 use super::write::{NewObservation, Writer};
-use super::{Observation, Session, Store, Summary, index};
+use super::{BATCH_PAUSE, BATCH_TIME, Observation, RecordId, Session, Store, Summary, SyncState, index};
 
 /// A client's id for a session, as kept in `session_keys`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,18 +54,15 @@ pub struct ImportReport {
     pub to_forget: (Vec<i64>, Vec<String>),
 }
 
-/// How long one import transaction adds rows before it commits. FTS5
-/// writes what the rows added to the index at the commit, which takes about
-/// as long again, so the write lock is held about twice this. A hook that
-/// arrives meanwhile waits for the rest of it (it tries again every
-/// millisecond, see `store::wait_for_locks`). Measured with the hook
-/// benchmark: 25 ms batches made hooks wait 85 ms at p99, 5 ms ones 42 to
-/// 66 ms (the machine's load moves it), 3 ms ones 46 ms.
-pub(super) const BATCH_TIME: Duration = Duration::from_millis(3);
-
-/// The pause between import transactions: longer than a waiting hook's
-/// poll, so that it gets the lock before the next batch takes it.
-pub(super) const BATCH_PAUSE: Duration = Duration::from_millis(2);
+/// Records taken in in bulk (`Store::take_in`).
+pub enum Records<'a> {
+    /// The lines of an export file; `progress` hears the bytes read so far.
+    File { input: &'a mut dyn BufRead, progress: &'a mut dyn FnMut(u64) },
+    /// Records pulled from the sync server, each with its sequence number,
+    /// for `project` (the local path they are filed under): the cursor in
+    /// `state` moves past each in the same transaction.
+    Pulled { state: &'a mut SyncState, project: &'a str, records: Vec<(i64, RecordId, ExportRecord)> },
+}
 
 /// Leaf pages merged per step of `tidy_index`: a few milliseconds of work.
 const MERGE_PAGES: u32 = 64;
@@ -112,10 +109,22 @@ impl Store {
         Ok(keys)
     }
 
-    /// Reads records written by `export`, in batched transactions. Importing
-    /// the same file twice changes nothing the second time. `progress` is
-    /// called with the bytes read so far after each batch.
-    pub fn import(&mut self, input: &mut dyn BufRead, progress: &mut dyn FnMut(u64)) -> Result<ImportReport> {
+    /// Takes `records` in, in batched transactions as short as a hook can
+    /// wait for. Records already here are skipped, so taking the same ones
+    /// twice changes nothing the second time. The report's `to_forget`
+    /// names rows already stored that the records' tombstones name:
+    /// `bulk::take_in` forgets them, and is the way in for every caller
+    /// that may bring tombstones.
+    pub fn take_in(&mut self, records: Records<'_>) -> Result<ImportReport> {
+        match records {
+            Records::File { input, progress } => self.import(input, progress),
+            Records::Pulled { state, project, records } => self.apply_pulled(state, project, records),
+        }
+    }
+
+    /// Reads records written by `export`. `progress` is called with the
+    /// bytes read so far after each batch.
+    fn import(&mut self, input: &mut dyn BufRead, progress: &mut dyn FnMut(u64)) -> Result<ImportReport> {
         let mut report = ImportReport::default();
         let mut bytes = 0u64;
         let mut line_no = 0u64;

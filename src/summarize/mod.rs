@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::config::Loaded;
 use crate::plugins::{Plugins, SessionFacts};
-use crate::store::{Store, SummaryLevel, now_ms};
+use crate::store::{Store, Summary, SummaryLevel, now_ms};
+use crate::text::clip;
 pub use builtin::{BRIEF_CHARS, DETAILED_CHARS, Summaries};
 
 /// What summarizing a session did.
@@ -46,7 +48,7 @@ pub fn session(store: &mut Store, plugins: &Plugins<'_>, session_id: &str, at: i
         };
         match plugins.summarize(plugin, &facts, &observations) {
             Ok((brief, detailed)) => {
-                summaries = Summaries { brief, detailed };
+                summaries = Summaries { brief: clip(&brief, BRIEF_CHARS), detailed: clip(&detailed, DETAILED_CHARS) };
                 summarized.by = plugin.name.clone();
             }
             Err(err) => summarized.warning = Some(format!("{err:#}; the built-in summaries stand")),
@@ -57,6 +59,16 @@ pub fn session(store: &mut Store, plugins: &Plugins<'_>, session_id: &str, at: i
         w.put_summary(session_id, SummaryLevel::Detailed, &summaries.detailed, at)
     })?;
     Ok(summarized)
+}
+
+/// Summarizes a session again with the summarizer `loaded` configures,
+/// replacing its summaries. Returns them (none when nothing public was
+/// recorded) and who wrote them.
+pub fn again(store: &mut Store, loaded: &Loaded, session_id: &str, at: i64) -> Result<(Vec<Summary>, Summarized)> {
+    let plugins = Plugins::of(&loaded.config, &loaded.home, true);
+    let summarized = session(store, &plugins, session_id, at)?;
+    let summaries = if summarized.written { store.summaries(session_id)? } else { Vec::new() };
+    Ok((summaries, summarized))
 }
 
 /// Brings up to date the summaries of the project's latest sessions (up to

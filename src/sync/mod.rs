@@ -10,18 +10,20 @@
 //! - Pulled records enter the store as an import's do, filed under the
 //!   local path of the project; pulled tombstones forget through `forget`.
 
+mod error;
 pub mod key;
 mod seal;
 mod server;
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::bulk;
 use crate::config::Loaded;
-use crate::forget;
-use crate::store::{ExportRecord, RecordId, Store, SyncState};
+use crate::store::{ExportRecord, RecordId, Records, Store, SyncState};
+pub use error::SyncError;
 pub use key::TeamKey;
 use seal::Sealer;
 use server::{Pulled, Server};
@@ -106,10 +108,7 @@ pub fn author(loaded: &Loaded) -> String {
 fn connect(shared: &Shared) -> Result<(Server, Sealer)> {
     let settings = &shared.loaded.config.sync;
     let Some(url) = settings.url.as_deref() else {
-        bail!(
-            "no sync server: set TRAE_MEM_SYNC_URL, or [sync] url in {}",
-            shared.loaded.home.join("trae-mem.toml").display()
-        );
+        return Err(SyncError::NoServer { config: shared.loaded.home.join("trae-mem.toml") }.into());
     };
     let sealer = sealer(shared)?;
     Ok((Server::connect(url)?, sealer))
@@ -120,11 +119,7 @@ fn sealer(shared: &Shared) -> Result<Sealer> {
         return Ok(Sealer::new(None, &shared.portable_key));
     }
     let Some(key) = TeamKey::load(&shared.loaded.home)? else {
-        bail!(
-            "no team key in {}: the first teammate runs `trae-mem sync key new` and shares what it prints; \
-             the others run `trae-mem sync key import`",
-            shared.loaded.home.display()
-        );
+        return Err(SyncError::NoKey { home: shared.loaded.home.clone() }.into());
     };
     Ok(Sealer::new(Some(&key), &shared.portable_key))
 }
@@ -238,16 +233,12 @@ fn pull(
         }
         let records = rows.iter().map(|row| open(sealer, row)).collect::<Result<Vec<_>>>()?;
         pulled += records.len() as u64;
-        let applied = store.apply_pulled(state, &shared.project, records)?;
+        let records = Records::Pulled { state: &mut *state, project: &shared.project, records };
+        let (applied, forgotten) = bulk::take_in(store, &shared.loaded, records)?;
         report.pulled_sessions += applied.sessions;
         report.pulled_observations += applied.observations;
         report.pulled_summaries += applied.summaries;
-        let (observations, sessions) = applied.to_forget;
-        if !observations.is_empty() || !sessions.is_empty() {
-            let plan = forget::Plan { observations, sessions, project: None };
-            let forgotten = forget::carry_out(store, &shared.loaded, &plan, &mut |_| {})?;
-            report.forgotten += forgotten.observations;
-        }
+        report.forgotten += forgotten.observations;
         progress("pulled", pulled);
     }
 }
@@ -259,7 +250,7 @@ fn open(sealer: &Sealer, pulled: &Pulled) -> Result<(i64, RecordId, ExportRecord
     let plain = sealer.open(sealed)?;
     let record: ExportRecord = serde_json::from_slice(&plain).context("a pulled record is not a trae-mem record")?;
     if record.record_id() != sealed.id || kind_of(&record) != sealed.kind {
-        bail!("a pulled record's id or kind does not match what it holds; it was not stored");
+        return Err(SyncError::Mismatched.into());
     }
     Ok((pulled.seq, sealed.id, record))
 }

@@ -3,11 +3,12 @@
 //! The record's id, kind and project are the associated data, so that the
 //! server cannot move a body to another record or project.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use chacha20poly1305::aead::{Aead, Generate, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use sha2::{Digest, Sha256};
 
+use super::SyncError;
 use super::key::TeamKey;
 use crate::store::RecordId;
 
@@ -63,24 +64,13 @@ impl Sealer {
     pub fn open(&self, sealed: &Sealed) -> Result<Vec<u8>> {
         match (&self.cipher, sealed.nonce.is_empty()) {
             (None, true) => Ok(sealed.body.clone()),
-            (None, false) => bail!(
-                "the project's records are sealed, and this device has no team key: \
-                 `trae-mem sync key import` takes the team's"
-            ),
-            (Some(_), true) => bail!(
-                "the server holds an unsealed record for this project; this device seals its records \
-                 and does not take unsealed ones (set [sync] plaintext = true if the team chose plaintext)"
-            ),
+            (None, false) => Err(SyncError::SealedWithoutKey.into()),
+            (Some(_), true) => Err(SyncError::Unsealed.into()),
             (Some(cipher), false) => {
                 let nonce = XNonce::try_from(sealed.nonce.as_slice())
                     .map_err(|_| anyhow!("a record's nonce is not 24 bytes"))?;
                 let aad = self.associated(&sealed.id, sealed.kind);
-                cipher.decrypt(&nonce, Payload { msg: &sealed.body, aad: &aad }).map_err(|_| {
-                    anyhow!(
-                        "this device's team key does not open the project's records: its key differs from the \
-                         one that sealed them (compare `trae-mem sync key show` with a teammate's); nothing was changed"
-                    )
-                })
+                Ok(cipher.decrypt(&nonce, Payload { msg: &sealed.body, aad: &aad }).map_err(|_| SyncError::WrongKey)?)
             }
         }
     }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use postgres::{Client, NoTls};
 
+use super::SyncError;
 use super::seal::Sealed;
 
 /// Each entry moves the server's schema from version `i` to `i + 1`.
@@ -72,10 +73,7 @@ impl Server {
         tx.batch_execute("CREATE TABLE IF NOT EXISTS trae_mem_schema (version integer NOT NULL)")?;
         let version: i32 = tx.query_one("SELECT coalesce(max(version), 0) FROM trae_mem_schema", &[])?.get(0);
         if version as usize > MIGRATIONS.len() {
-            bail!(
-                "the sync server's schema is version {version}, newer than this trae-mem understands ({}); upgrade trae-mem",
-                MIGRATIONS.len()
-            );
+            return Err(SyncError::NewerSchema { found: version, known: MIGRATIONS.len() }.into());
         }
         for sql in &MIGRATIONS[version as usize..] {
             tx.batch_execute(sql)?;

@@ -61,7 +61,7 @@ fn forget_tool(memory: &Memory, input: ForgetInput) -> Result<ForgetOutput, Tool
     if plan.observations.is_empty() && plan.sessions.is_empty() {
         return Err(ToolError("nothing has those ids; trae_mem_search or trae_mem_timeline show them".to_owned()));
     }
-    let forgotten = forget::carry_out(&mut store, &memory.loaded, &plan, &mut |_| {})?;
+    let forgotten = forget::carry_out(&mut store, &memory.loaded, &plan, &mut |_| {}).map_err(anyhow::Error::from)?;
     Ok(ForgetOutput {
         observations: forgotten.observations,
         sessions_removed: forgotten.sessions_removed,

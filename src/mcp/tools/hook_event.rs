@@ -68,15 +68,17 @@ fn hook_event(memory: &Memory, input: HookEventInput) -> Result<HookEventOutput,
     let sent = input.payload.clone();
     let accepted = ingest.accept_value(client, Some(event), input.payload.into(), origin.clone()).map_err(|error| {
         let bytes = serde_json::to_vec(&sent).unwrap_or_default();
-        ToolError(ingest.dead_letter(&bytes, client, Some(event), origin, error).message)
+        ToolError(ingest.dead_letter(&bytes, client, Some(event), origin, error).to_string())
     })?;
     let event = accepted.event.kind.name().to_owned();
     let adapter_name = accepted.adapter.name().to_owned();
-    let outcome = ingest.deliver(&accepted, started).map_err(|failure| ToolError(failure.message))?;
+    let mut outcome = ingest.deliver(&accepted, started).map_err(|failure| ToolError(failure.to_string()))?;
+    crate::after_delivery::run(&ingest, &memory.loaded, &accepted, started, &mut outcome);
     Ok(HookEventOutput {
         event,
         client: adapter_name,
         stdout: outcome.stdout,
-        warning: (!outcome.warnings.is_empty()).then(|| outcome.warnings.join("; ")),
+        warning: (!outcome.warnings.is_empty())
+            .then(|| outcome.warnings.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
     })
 }

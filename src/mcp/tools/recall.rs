@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{Memory, Spec, ToolDef, ToolError, in_range, rfc3339};
 use crate::config::ContextSettings;
 use crate::recall::context;
-use crate::store::{Filters, Observation, SearchRequest};
+use crate::recall::{self, SearchRequest};
+use crate::store::{Filters, Kind, Observation};
 use crate::text::clip;
 use crate::timefmt;
 
@@ -132,7 +133,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
         project: input.project.as_deref().map(|p| memory.project(Some(p))).transpose()?,
         session: input.session,
         exclude_session: None,
-        kind: input.kind,
+        kind: input.kind.as_deref().map(Kind::from),
         tool: input.tool,
         author: input.author,
         since: time("since", input.since.as_deref())?,
@@ -144,7 +145,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
         limit: in_range("limit", input.limit.unwrap_or(20), 1..=100)?,
         offset: input.offset.unwrap_or(0),
     };
-    let hits = memory.store().search(&request)?;
+    let hits = recall::search(&memory.store(), &request)?;
     Ok(SearchOutput {
         query: input.query,
         hits: hits

@@ -26,8 +26,9 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::adapters::{self, Adapter};
 use crate::config::IngestSettings;
-use crate::event::Origin;
+use crate::event::{Event, Origin};
 
 /// An event waiting to be stored: already scrubbed of private text and
 /// secrets, with what was resolved when it was accepted.
@@ -48,6 +49,28 @@ pub struct SpoolEntry {
     /// Why it was spooled.
     #[serde(default)]
     pub reason: String,
+}
+
+impl SpoolEntry {
+    /// The event as it was accepted: its client's adapter, the event read
+    /// from the payload, and what was resolved. Entries from before 0.2
+    /// kept no project or settings; those are resolved now, as they always
+    /// were, with `settings_now`.
+    pub fn restore(
+        &self,
+        settings_now: impl FnOnce() -> IngestSettings,
+    ) -> Result<(Box<dyn Adapter>, Event, Resolved)> {
+        let adapter = adapters::for_client(&self.client)?;
+        let event = adapter.parse(Some(&self.event), self.payload.clone())?;
+        let resolved = match &self.resolved {
+            Some(resolved) => resolved.clone(),
+            None => {
+                let origin = adapters::origin_here(Some(adapter.as_ref()));
+                Resolved { project: crate::project::identify(&origin.project_dir_of(&event)), settings: settings_now() }
+            }
+        };
+        Ok((adapter, event, resolved))
+    }
 }
 
 /// What an event's environment decided, once, when it was accepted.

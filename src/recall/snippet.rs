@@ -5,7 +5,7 @@
 //! itself rather than as the trigram that found it, and because `snippet()`
 //! re-tokenizes the text anyway when the index keeps no positions.
 
-use crate::recall::query::is_cjk;
+use super::query::is_cjk;
 
 /// Marks the start of a match in a snippet.
 pub const MARK_START: char = '«';

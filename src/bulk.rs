@@ -1,0 +1,23 @@
+//! Bulk writes: the one way in for records that come many at a time, an
+//! export file (`trae-mem import`) or a sync pull. Records may carry
+//! tombstones, and what those name is forgotten whole (`forget`), never
+//! merely left out: so both paths end the same way, here.
+
+use anyhow::Result;
+
+use crate::config::Loaded;
+use crate::forget::{self, Forgotten, Plan};
+use crate::store::{ImportReport, Records, Store};
+
+/// Takes `records` into the store, then forgets the rows already stored
+/// that their tombstones name.
+pub fn take_in(store: &mut Store, loaded: &Loaded, records: Records<'_>) -> Result<(ImportReport, Forgotten)> {
+    let mut report = store.take_in(records)?;
+    let (observations, sessions) = std::mem::take(&mut report.to_forget);
+    if observations.is_empty() && sessions.is_empty() {
+        return Ok((report, Forgotten::default()));
+    }
+    let plan = Plan { observations, sessions, project: None };
+    let forgotten = forget::carry_out(store, loaded, &plan, &mut |_| {})?;
+    Ok((report, forgotten))
+}

@@ -1,0 +1,347 @@
+//! Search, the one entry point every reader uses (the CLI, MCP, the viewer
+//! and prompt recall): a query understood (`query`), candidates nominated
+//! by the full-text index, the best of them ranked (`rank`), and each hit
+//! told with the terms it matched and an excerpt (`snippet`).
+//!
+//! A query's terms need not all match. The index nominates, newest first,
+//! the rows holding every term, and for each form of each term the newest
+//! rows holding it; the rows whose terms weigh most are read and ranked.
+//! Summaries are searched beside observations and come back as hits of
+//! kind `summary`.
+
+use anyhow::Result;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::query::{self, Needle, Query, Shape, Term};
+use super::rank::{self, Document};
+use super::snippet;
+use crate::store::{Filters, HitRow, IndexMode, Kind, Store, SummaryLevel, Table};
+
+/// What to search for.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// Raw text as typed. Empty means "the most recent observations".
+    pub text: String,
+    pub filters: Filters,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// One search result: enough to decide whether to look closer, no full content.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The observation's id, for `timeline` and `show`; none for a
+    /// summary, which `session_id` names.
+    pub id: Option<i64>,
+    pub session_id: String,
+    pub project: String,
+    /// Unix milliseconds.
+    pub ts: i64,
+    /// The observation's kind, or `summary`.
+    pub kind: Kind,
+    pub tool: Option<String>,
+    /// For a summary: `brief` or `detailed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<SummaryLevel>,
+    /// The teammate it was pulled from (`trae-mem sync`); none for one's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// An excerpt with matches between « and ».
+    pub snippet: String,
+    /// Relevance, higher is better; 0 without a text query.
+    pub score: f64,
+    /// The query's terms this hit holds; a synonym found stands for its term.
+    pub matched: Vec<String>,
+}
+
+impl SearchHit {
+    /// How a person or agent names the hit: `#42` for an observation, the
+    /// session for a summary.
+    pub fn reference(&self) -> String {
+        match self.id {
+            Some(id) => format!("#{id}"),
+            None => format!("session {}", &self.session_id[..self.session_id.len().min(8)]),
+        }
+    }
+
+    fn new(row: HitRow, table: Table, id: i64, score: f64, matched: Vec<String>, marks: &[(&str, bool)]) -> Self {
+        debug_assert_eq!(table == Table::Summaries, row.level.is_some());
+        SearchHit {
+            snippet: snippet::Folded::new(&row.content).snippet(&snippet::needles(marks.iter().copied())),
+            id: (table == Table::Observations).then_some(id),
+            session_id: row.session_id,
+            project: row.project,
+            ts: row.ts,
+            kind: row.kind,
+            tool: row.tool,
+            level: row.level,
+            author: row.author,
+            score: (score * 1000.0).round() / 1000.0,
+            matched,
+        }
+    }
+}
+
+/// With many matches, this many of the newest rows holding every term are
+/// ranked. Ranking every match of a common word in a million rows would
+/// cost far more than the answer is worth, and recent work matters most.
+const RANKED_CANDIDATES: usize = 500;
+
+/// The newest rows nominated for each form of each term.
+const PER_NEEDLE: usize = 1000;
+
+/// The nominated rows read and ranked, those whose terms weigh most.
+const POOL: usize = 250;
+
+/// Past this many rows, a form's document frequency is taken as this many:
+/// its weight is already near the floor, and counting further costs time.
+const DOC_FREQUENCY_CAP: usize = 10_000;
+
+/// A term still in play: one or more of its forms occurs somewhere.
+struct LiveTerm<'q> {
+    term: &'q Term,
+    /// The index expression for its own form, and for any of its synonyms.
+    own: Option<String>,
+    synonyms: Option<String>,
+    /// Rarity: BM25's inverse document frequency of its own form (of its
+    /// synonyms, at their weight, when only they occur).
+    idf: f64,
+    /// The newest rows holding its own form, when no filter applies: the
+    /// count of document frequency read them anyway.
+    newest: Vec<i64>,
+}
+
+impl LiveTerm<'_> {
+    /// Every form of it, in the order `Count::found` refers to.
+    fn needles(&self) -> impl Iterator<Item = &Needle> {
+        self.term.needles.iter()
+    }
+}
+
+/// Searches public observations and summaries. Never fails on what the
+/// text says: every query is valid, and one that cannot match returns no
+/// hits. Without a query, results are the newest observations.
+pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> {
+    let query = query::understand(&request.text);
+    if query.terms.is_empty() {
+        return newest(store, request);
+    }
+    let tables = request.filters.tables();
+    if tables.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(live) = live_terms(store, &query, &request.filters, &tables)? else {
+        return Ok(Vec::new());
+    };
+    if live.is_empty() {
+        return Ok(Vec::new());
+    }
+    let weights: Vec<f64> = live.iter().map(|t| t.idf).collect();
+    let mut nominated: FxHashMap<(Table, i64), f64> = FxHashMap::default();
+    for &table in &tables {
+        nominate(store, table, &live, &request.filters, &mut nominated)?;
+    }
+    let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
+    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
+    pool.truncate(POOL);
+
+    let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
+    let mut documents = Vec::with_capacity(pool.len());
+    let mut sources = Vec::with_capacity(pool.len());
+    for table in [Table::Observations, Table::Summaries] {
+        let ids: Vec<i64> = pool.iter().filter(|((t, _), _)| *t == table).map(|((_, id), _)| *id).collect();
+        if ids.is_empty() {
+            continue;
+        }
+        store.candidates(table, &ids, |candidate| {
+            let counts = counter.count(candidate.content);
+            let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
+            if missing_required || counts.iter().all(|c| c.tf == 0.0) {
+                return Ok(());
+            }
+            documents.push(Document {
+                key: documents.len(),
+                length: candidate.content.len(),
+                ts: candidate.ts,
+                states: candidate.kind != Kind::Tool,
+                counts,
+            });
+            sources.push((table, candidate.id));
+            Ok(())
+        })?;
+    }
+    let ranked = rank::rank(&documents, &weights);
+    let mut hits = Vec::new();
+    for rank::Ranked { key, score, .. } in ranked.into_iter().skip(request.offset).take(request.limit) {
+        let (table, id) = sources[key];
+        let Some(row) = store.hit_row(table, id)? else { continue };
+        let counts = &documents[key].counts;
+        let mut matched = Vec::new();
+        let mut marks = Vec::new();
+        for (term, count) in live.iter().zip(counts) {
+            if let Some(found) = count.found {
+                let needle = &term.term.needles[found];
+                matched.push(if found == 0 { term.term.label.clone() } else { needle.display().to_owned() });
+                marks.extend(term.needles().map(|n| (n.text.as_str(), matches!(n.shape, Shape::Word { .. }))));
+            }
+        }
+        hits.push(SearchHit::new(row, table, id, score, matched, &marks));
+    }
+    Ok(hits)
+}
+
+/// The public observations that hold every term of `text` in its own form
+/// (not a synonym: what this selects may be deleted) and pass the filters,
+/// oldest first.
+pub fn observations_holding(store: &Store, text: &str, filters: &Filters) -> Result<Vec<i64>> {
+    let query = query::understand(text);
+    if query.terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let expressions: Vec<String> =
+        query.terms.iter().filter_map(|t| store.expression(&t.needles[0].text, t.required)).collect();
+    let candidates = if expressions.is_empty() {
+        // Nothing the index can look up (punctuation in the word index):
+        // every row passing the filters is a candidate.
+        store.observations_passing(filters, true)?
+    } else {
+        store.matching(Table::Observations, &expressions, filters, usize::MAX)?
+    };
+    let counter = rank::Counter::new(query.terms.iter().map(|t| vec![&t.needles[0]]).collect());
+    let mut holding = Vec::new();
+    for chunk in candidates.chunks(1000) {
+        store.candidates(Table::Observations, chunk, |candidate| {
+            if counter.count(candidate.content).iter().all(|c| c.tf > 0.0) {
+                holding.push(candidate.id);
+            }
+            Ok(())
+        })?;
+    }
+    holding.sort_unstable();
+    Ok(holding)
+}
+
+/// The newest public observations that pass the filters.
+fn newest(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> {
+    let ids = store.newest_observations(&request.filters, request.limit, request.offset)?;
+    let mut hits = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(row) = store.hit_row(Table::Observations, id)? {
+            hits.push(SearchHit::new(row, Table::Observations, id, 0.0, Vec::new(), &[]));
+        }
+    }
+    Ok(hits)
+}
+
+/// Each term with the forms of it that occur, and its rarity. `None` when
+/// quoted text occurs nowhere, so nothing can match.
+fn live_terms<'q>(
+    store: &Store,
+    query: &'q Query,
+    filters: &Filters,
+    tables: &[Table],
+) -> Result<Option<Vec<LiveTerm<'q>>>> {
+    let mut total = 0;
+    for &table in tables {
+        total += store.table_size(table)?;
+    }
+    let rarity = |frequency: usize| {
+        let n = frequency as f64;
+        (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01)
+    };
+    let unfiltered = Filters::default();
+    let mut live = Vec::new();
+    for term in &query.terms {
+        let own = store.expression(&term.needles[0].text, term.required);
+        // One term's rarity ranks nothing against another's: counting
+        // its rows would only cost time.
+        let cap = if query.terms.len() == 1 { PER_NEEDLE } else { DOC_FREQUENCY_CAP };
+        let (mut frequency, mut newest) = (0, Vec::new());
+        if let Some(own) = &own {
+            for &table in tables {
+                if frequency < cap {
+                    let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, cap)?;
+                    frequency += ids.len();
+                    if table == Table::Observations {
+                        newest = ids;
+                    }
+                }
+            }
+        }
+        let synonyms: Vec<String> = term.needles[1..].iter().filter_map(|n| store.expression(&n.text, false)).collect();
+        let synonyms = (!synonyms.is_empty()).then(|| synonyms.join(" OR "));
+        let idf = if frequency > 0 {
+            rarity(frequency)
+        } else {
+            let Some(any) = &synonyms else {
+                if term.required {
+                    return Ok(None);
+                }
+                continue;
+            };
+            let found = store.matching(tables[0], std::slice::from_ref(any), &unfiltered, cap)?;
+            if found.is_empty() {
+                continue;
+            }
+            rarity(found.len()) * query::SYNONYM_WEIGHT
+        };
+        let newest = if filters.narrows() { Vec::new() } else { newest };
+        live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, newest });
+    }
+    Ok(Some(live))
+}
+
+/// Adds `table`'s nominations to `nominated`, each with the weight of the
+/// terms that nominated it: the newest rows holding every term, and the
+/// newest holding each term's own form and any of its synonyms.
+fn nominate(
+    store: &Store,
+    table: Table,
+    live: &[LiveTerm<'_>],
+    filters: &Filters,
+    nominated: &mut FxHashMap<(Table, i64), f64>,
+) -> Result<()> {
+    let every_term: f64 = live.iter().map(|t| t.idf).sum();
+    let any_form = |t: &LiveTerm<'_>| -> String {
+        let forms: Vec<&str> = t.own.iter().chain(&t.synonyms).map(String::as_str).collect();
+        format!("({})", forms.join(" OR "))
+    };
+    // The LIKE mode has no expression for "any form of the term": its
+    // nominations per form are all it has.
+    let like = store.index_mode() == IndexMode::Like;
+    if live.len() > 1 && !like {
+        let all: Vec<String> = live.iter().map(any_form).collect();
+        for id in store.matching(table, &all, filters, RANKED_CANDIDATES)? {
+            nominated.insert((table, id), every_term);
+        }
+    }
+    for term in live {
+        let mut add = |ids: &[i64], weight: f64| {
+            for &id in ids {
+                let nominee = nominated.entry((table, id)).or_insert(0.0);
+                if *nominee < every_term {
+                    *nominee += term.idf * weight;
+                }
+            }
+        };
+        match &term.own {
+            Some(_) if table == Table::Observations && !term.newest.is_empty() => {
+                add(&term.newest[..term.newest.len().min(PER_NEEDLE)], 1.0);
+            }
+            Some(own) => add(&store.matching(table, std::slice::from_ref(own), filters, PER_NEEDLE)?, 1.0),
+            None => {}
+        }
+        if let Some(synonyms) = &term.synonyms {
+            let forms: Vec<String> = if like {
+                term.term.needles[1..].iter().filter_map(|n| store.expression(&n.text, false)).collect()
+            } else {
+                vec![synonyms.clone()]
+            };
+            for form in forms {
+                add(&store.matching(table, std::slice::from_ref(&form), filters, PER_NEEDLE)?, query::SYNONYM_WEIGHT);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! The library's layers, read off its own source: imports point one way
+//! (front ends → ingest, recall, forget, sync → summarize, plugins →
+//! store), with no loop between modules or between the files of one
+//! module, and the few rules the layers rest on hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Module → the sibling modules it names.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// A source file without its comments and its unit tests, which may reach
+/// anywhere.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    text.lines().map(|line| line.split("//").next().unwrap()).collect::<Vec<_>>().join("\n")
+}
+
+/// Every `.rs` file under `dir`.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The names `prefix` reaches in `code`: `prefix::a`, `prefix::{a, b::c}`.
+fn named_after(code: &str, prefix: &str) -> BTreeSet<String> {
+    let ident =
+        |text: &str| -> String { text.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices(prefix) {
+        let rest = &code[at + prefix.len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => names.extend(group[..group.find('}').unwrap_or(group.len())].split(',').map(ident)),
+            None => {
+                names.insert(ident(rest));
+            }
+        }
+    }
+    names.remove("");
+    names
+}
+
+/// The library's top-level modules and the others each imports.
+fn top_level() -> Graph {
+    let modules: BTreeSet<String> = std::fs::read_dir(src())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|name| name != "main" && name != "lib" && name != "cli")
+        .collect();
+    let mut graph = Graph::new();
+    for module in &modules {
+        let dir = src().join(module);
+        let sources = if dir.is_dir() { files(&dir) } else { vec![src().join(format!("{module}.rs"))] };
+        let uses = graph.entry(module.clone()).or_default();
+        for file in sources {
+            let named = named_after(&code(&file), "crate::");
+            uses.extend(named.into_iter().filter(|n| n != module && modules.contains(n)));
+        }
+    }
+    graph
+}
+
+/// The files of module `dir` (`mod.rs` as `mod`) and the siblings each imports.
+fn inside(module: &str) -> Graph {
+    let dir = src().join(module);
+    let names: BTreeSet<String> = files(&dir).iter().filter(|p| p.parent() == Some(&dir)).map(|p| stem(p)).collect();
+    let mut graph = Graph::new();
+    for file in files(&dir).iter().filter(|p| p.parent() == Some(&dir)) {
+        let code = code(file);
+        let mut named = named_after(&code, "super::");
+        named.extend(named_after(&code, &format!("crate::{module}::")));
+        let me = stem(file);
+        named.retain(|n| n != &me && n != "mod" && names.contains(n));
+        graph.insert(me, named);
+    }
+    graph
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+/// A loop in `graph`, as the path that closes it, if there is one.
+fn a_loop(graph: &Graph) -> Option<Vec<String>> {
+    fn visit(graph: &Graph, node: &str, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(graph, next, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|node| visit(graph, node, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_library_s_modules_import_one_another_without_a_loop() {
+    let graph = top_level();
+    assert!(graph.len() > 10 && graph["ingest"].contains("store"), "the graph was not read: {graph:?}");
+    assert_eq!(a_loop(&graph), None, "{graph:#?}");
+    for module in ["store", "ingest", "recall", "forget"] {
+        assert_eq!(a_loop(&inside(module)), None, "inside {module}: {:#?}", inside(module));
+    }
+}
+
+#[test]
+fn the_store_is_the_bottom_layer_and_ingest_only_records_and_answers() {
+    let graph = top_level();
+    for above in ["recall", "ingest", "forget", "sync", "summarize", "plugins"] {
+        assert!(!graph["store"].contains(above), "store imports {above}: {:?}", graph["store"]);
+    }
+    for after in ["forget", "sync", "bulk", "after_delivery"] {
+        assert!(!graph["ingest"].contains(after), "ingest imports {after}: {:?}", graph["ingest"]);
+    }
+    assert!(!graph["forget"].contains("ingest"), "forget imports ingest: {:?}", graph["forget"]);
+    assert!(!graph["recall"].contains("ingest"), "recall imports ingest: {:?}", graph["recall"]);
+}
+
+#[test]
+fn every_bulk_write_goes_through_one_function() {
+    let callers: Vec<String> = files(&src())
+        .into_iter()
+        .filter(|file| code(file).contains(".take_in("))
+        .map(|file| file.strip_prefix(src()).unwrap().display().to_string())
+        .collect();
+    assert_eq!(callers, ["bulk.rs"], "only bulk::take_in calls Store::take_in");
+    for front in ["cli/import.rs", "sync/mod.rs"] {
+        assert!(code(&src().join(front)).contains("bulk::take_in("), "{front} does not use bulk::take_in");
+    }
+}
