@@ -311,6 +311,8 @@ fn is_running(pid: u32) -> bool {
     {
         let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
         // Signal 0 checks without sending; EPERM means it runs as someone else.
+        // SAFETY: kill takes plain integers and signal 0 sends nothing, and
+        // errno is read on this thread right after the call.
         unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
     }
     #[cfg(not(unix))]
@@ -355,6 +357,7 @@ fn create_private_dir(dir: &Path) -> Result<()> {
 /// so that a replay stores events in the home they were meant for.
 fn fallback_dir(home: &Path) -> PathBuf {
     #[cfg(unix)]
+    // SAFETY: getuid takes nothing, touches no memory of ours and cannot fail.
     let user = unsafe { libc::getuid() }.to_string();
     #[cfg(not(unix))]
     let user = std::env::var("USERNAME").unwrap_or_default();

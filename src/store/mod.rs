@@ -211,6 +211,11 @@ fn wait_for_locks(conn: &Connection, wait: Duration) {
         /// thread running the statement, with `polls` at 0 for a new wait.
         static WAIT_BEGAN: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
     }
+    /// SQLite's busy handler: whether to try again (1) or give up (0).
+    ///
+    /// # Safety
+    /// None beyond being called as a busy handler: `wait_micros` carries the
+    /// wait in microseconds, a number that is never dereferenced.
     unsafe extern "C" fn poll(wait_micros: *mut std::ffi::c_void, polls: std::ffi::c_int) -> std::ffi::c_int {
         let now = Instant::now();
         if polls == 0 {
@@ -227,6 +232,8 @@ fn wait_for_locks(conn: &Connection, wait: Duration) {
     // The wait rides in the callback's pointer: no allocation to keep alive
     // beside the connection.
     let wait_micros = wait.as_micros().min(usize::MAX as u128) as usize;
+    // SAFETY: the handle is `conn`'s open connection, and `poll` is sound for
+    // any argument; SQLite drops the handler with the connection.
     unsafe {
         rusqlite::ffi::sqlite3_busy_handler(conn.handle(), Some(poll), wait_micros as *mut std::ffi::c_void);
     }
