@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use crate::config::IngestSettings;
 use crate::event::Origin;
+use crate::owner_only;
 
 /// An event waiting to be stored: already scrubbed of private text and
 /// secrets, with what was resolved when it was accepted.
@@ -336,21 +337,13 @@ fn file_safe(id: &str) -> String {
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut file = owner_only::create_new(path).with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
 fn create_private_dir(dir: &Path) -> Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).with_context(|| format!("cannot create {}", dir.display()))
+    owner_only::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
 /// The spool used when the home cannot be written: per user and per home,

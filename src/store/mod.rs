@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
+use crate::owner_only;
+
 pub use forget::{Removed, SECURE_DELETE_MAX, Selection, Tombstone, fingerprint};
 pub use index::IndexMode;
 pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel};
@@ -243,22 +245,18 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     if dir.as_os_str().is_empty() || dir.is_dir() {
         return Ok(());
     }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).with_context(|| format!("cannot create the directory {}", dir.display()))
+    owner_only::create_dir_all(dir).with_context(|| format!("cannot create the directory {}", dir.display()))
 }
 
 /// Creates the database file readable by its owner only, before SQLite
 /// creates it with the umask's permissions. SQLite gives its -wal and -shm
 /// files the same permissions as the database.
 fn create_private_file(path: &Path) -> Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path).with_context(|| format!("cannot create the database {}", path.display()))?;
+    owner_only::open_options()
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("cannot create the database {}", path.display()))?;
     Ok(())
 }
 
