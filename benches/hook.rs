@@ -359,8 +359,12 @@ fn child_rss_kb(exe: &Path, home: &Path, payload: &[u8]) -> anyhow::Result<i64> 
         .spawn()?;
     child.stdin.take().expect("piped").write_all(payload)?;
     let mut status = 0;
+    // SAFETY: rusage is a C struct of integers and timevals, for which all
+    // zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // wait4 reports this one child's usage, unlike getrusage's running maximum.
+    // SAFETY: `status` and `usage` are live locals of the types wait4 writes,
+    // and `child` is our own child, not yet waited for.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     anyhow::ensure!(pid > 0, "wait4 failed");
     Ok(usage.ru_maxrss)

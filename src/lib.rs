@@ -14,6 +14,7 @@ pub mod forget;
 pub mod ingest;
 pub mod install;
 pub mod mcp;
+pub mod owner_only;
 pub mod plugins;
 pub mod privacy;
 pub mod project;

@@ -98,6 +98,8 @@ fn main() -> ExitCode {
         // One malloc arena: the hook's watchdog thread would otherwise map
         // (and at exit unmap) an arena of its own, 128 MB of address space.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt takes two integers and only tunes malloc; no other
+        // thread exists yet to allocate meanwhile.
         unsafe {
             libc::mallopt(libc::M_ARENA_MAX, 1);
         }
@@ -123,6 +125,8 @@ fn main() -> ExitCode {
     // MCP server shuts down on its own when its client goes.
     #[cfg(unix)]
     if !matches!(cli.command, Command::Hook(_) | Command::Mcp(_)) {
+        // SAFETY: SIG_DFL restores the default action and installs no handler
+        // of ours; no other thread exists yet.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }

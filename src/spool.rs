@@ -29,6 +29,7 @@ use serde_json::Value;
 use crate::adapters::{self, Adapter};
 use crate::config::IngestSettings;
 use crate::event::{Event, Origin};
+use crate::owner_only;
 
 /// An event waiting to be stored: already scrubbed of private text and
 /// secrets, with what was resolved when it was accepted.
@@ -334,6 +335,8 @@ fn is_running(pid: u32) -> bool {
     {
         let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
         // Signal 0 checks without sending; EPERM means it runs as someone else.
+        // SAFETY: kill takes plain integers and signal 0 sends nothing, and
+        // errno is read on this thread right after the call.
         unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
     }
     #[cfg(not(unix))]
@@ -357,27 +360,20 @@ fn file_safe(id: &str) -> String {
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut file = owner_only::create_new(path).with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
 fn create_private_dir(dir: &Path) -> Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).with_context(|| format!("cannot create {}", dir.display()))
+    owner_only::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
 }
 
 /// The spool used when the home cannot be written: per user and per home,
 /// so that a replay stores events in the home they were meant for.
 fn fallback_dir(home: &Path) -> PathBuf {
     #[cfg(unix)]
+    // SAFETY: getuid takes nothing, touches no memory of ours and cannot fail.
     let user = unsafe { libc::getuid() }.to_string();
     #[cfg(not(unix))]
     let user = std::env::var("USERNAME").unwrap_or_default();

@@ -33,6 +33,7 @@ fn bin_dir() -> Option<PathBuf> {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid takes nothing, touches no memory of ours and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 

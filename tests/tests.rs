@@ -1,11 +1,13 @@
 //! One test binary for all integration tests (one link, shared harness).
 
+mod seed;
 mod util;
 
 mod browser;
 mod capture;
 mod clients;
 mod config;
+mod database;
 mod doctor;
 mod forget;
 mod guide;
@@ -18,6 +20,9 @@ mod pg;
 mod plugins;
 mod readme;
 mod recall;
+mod search;
 mod serve;
-mod store_cli;
+mod sessions;
 mod sync;
+mod timeline;
+mod transfer;

@@ -63,7 +63,7 @@ pub fn load(
     let artifact = artifact_path(cache_dir, engine, &sha);
     let mut source = Source::Compiled;
     if artifact.exists() {
-        // Safety: the artifact was written by `Component::serialize` of this
+        // SAFETY: the artifact was written by `Component::serialize` of this
         // engine configuration (its name carries the compatibility hash) and
         // is only ever replaced whole, by rename. A damaged one fails
         // wasmtime's header checks and is rebuilt below.

@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
+use crate::owner_only;
+
 pub use candidates::{Candidate, Filters, HitRow, Table};
 pub use forget::{Removed, SECURE_DELETE_MAX, Selection};
 pub use index::IndexMode;
@@ -224,6 +226,11 @@ fn wait_for_locks(conn: &Connection, wait: Duration) {
         /// thread running the statement, with `polls` at 0 for a new wait.
         static WAIT_BEGAN: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
     }
+    /// SQLite's busy handler: whether to try again (1) or give up (0).
+    ///
+    /// # Safety
+    /// None beyond being called as a busy handler: `wait_micros` carries the
+    /// wait in microseconds, a number that is never dereferenced.
     unsafe extern "C" fn poll(wait_micros: *mut std::ffi::c_void, polls: std::ffi::c_int) -> std::ffi::c_int {
         let now = Instant::now();
         if polls == 0 {
@@ -240,6 +247,8 @@ fn wait_for_locks(conn: &Connection, wait: Duration) {
     // The wait rides in the callback's pointer: no allocation to keep alive
     // beside the connection.
     let wait_micros = wait.as_micros().min(usize::MAX as u128) as usize;
+    // SAFETY: the handle is `conn`'s open connection, and `poll` is sound for
+    // any argument; SQLite drops the handler with the connection.
     unsafe {
         rusqlite::ffi::sqlite3_busy_handler(conn.handle(), Some(poll), wait_micros as *mut std::ffi::c_void);
     }
@@ -249,22 +258,18 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     if dir.as_os_str().is_empty() || dir.is_dir() {
         return Ok(());
     }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).with_context(|| format!("cannot create the directory {}", dir.display()))
+    owner_only::create_dir_all(dir).with_context(|| format!("cannot create the directory {}", dir.display()))
 }
 
 /// Creates the database file readable by its owner only, before SQLite
 /// creates it with the umask's permissions. SQLite gives its -wal and -shm
 /// files the same permissions as the database.
 fn create_private_file(path: &Path) -> Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path).with_context(|| format!("cannot create the database {}", path.display()))?;
+    owner_only::open_options()
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("cannot create the database {}", path.display()))?;
     Ok(())
 }
 

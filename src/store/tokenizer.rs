@@ -62,6 +62,10 @@ pub fn register(conn: &Connection) -> Result<Support> {
 }
 
 /// Whether FTS5 has its built-in trigram tokenizer, which `trae_mem` wraps.
+///
+/// # Safety
+/// `api` must be the live FTS5 API of an open connection, as `fts5_api`
+/// returns it.
 unsafe fn has_trigram(api: *mut ffi::fts5_api) -> bool {
     // SAFETY: `api` is FTS5's live API; looking a tokenizer up creates nothing.
     unsafe {
@@ -74,6 +78,9 @@ unsafe fn has_trigram(api: *mut ffi::fts5_api) -> bool {
 
 /// FTS5's API, asked for the documented way: `SELECT fts5(?1)` with a
 /// pointer bound for it to fill in. `None` without FTS5.
+///
+/// # Safety
+/// `db` must be an open connection, not used by another thread meanwhile.
 unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Option<*mut ffi::fts5_api> {
     let mut stmt = null_mut();
     // SAFETY: `db` is an open connection; the statement is finalized below.
@@ -108,6 +115,11 @@ struct Forward<'a> {
 type TokenCallback = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, c_int, c_int, c_int) -> c_int;
 
 /// `xCreate`: creates the trigram tokenizer it wraps, passing the arguments on.
+///
+/// # Safety
+/// Only FTS5 calls it, as `register` set it up: `api` is the API pointer
+/// given at registration, `args` holds `arg_count` C strings, and `out` is
+/// writable.
 unsafe extern "C" fn create_wrapper(
     api: *mut c_void,
     args: *mut *const c_char,
@@ -115,8 +127,8 @@ unsafe extern "C" fn create_wrapper(
     out: *mut *mut ffi::Fts5Tokenizer,
 ) -> c_int {
     let api: *mut ffi::fts5_api = api.cast();
-    // SAFETY: FTS5 passes the API pointer given at registration and
-    // `arg_count` argument strings.
+    // SAFETY: FTS5 passes the API pointer given at registration,
+    // `arg_count` argument strings and a writable `out`.
     unsafe {
         let Some(find) = (*api).xFindTokenizer else { return ffi::SQLITE_ERROR };
         let mut inner = ffi::fts5_tokenizer { xCreate: None, xDelete: None, xTokenize: None };
@@ -140,6 +152,9 @@ unsafe extern "C" fn create_wrapper(
 }
 
 /// `xDelete`.
+///
+/// # Safety
+/// `tokenizer` must come from `create_wrapper` and not be used again.
 unsafe extern "C" fn delete(tokenizer: *mut ffi::Fts5Tokenizer) {
     // SAFETY: `tokenizer` came from `create_wrapper`, and FTS5 deletes it once.
     unsafe {
@@ -152,6 +167,11 @@ unsafe extern "C" fn delete(tokenizer: *mut ffi::Fts5Tokenizer) {
 
 /// `xTokenize`: a document's trigrams and their short prefixes, each once;
 /// a short query as one token; anything else as the trigram tokenizer has it.
+///
+/// # Safety
+/// Only FTS5 calls it: `tokenizer` comes from `create_wrapper` and is used
+/// by one thread at a time, `text` points at `length` bytes, and `token`
+/// and `context` are FTS5's callback and its argument.
 unsafe extern "C" fn tokenize(
     tokenizer: *mut ffi::Fts5Tokenizer,
     context: *mut c_void,
@@ -161,7 +181,7 @@ unsafe extern "C" fn tokenize(
     token: Option<TokenCallback>,
 ) -> c_int {
     // SAFETY: `tokenizer` came from `create_wrapper`; FTS5 never uses one
-    // instance from two threads at once.
+    // instance from two threads at once, and `text` points at `length` bytes.
     unsafe {
         let wrapper = &mut *tokenizer.cast::<Wrapper>();
         let Some(inner_tokenize) = wrapper.inner.xTokenize else { return ffi::SQLITE_ERROR };
@@ -182,6 +202,10 @@ unsafe extern "C" fn tokenize(
 
 /// Passes a trigram on, with its first one and two characters, each the
 /// first time the document yields it.
+///
+/// # Safety
+/// Only the trigram tokenizer calls it, from within `tokenize`: `forward`
+/// is the `Forward` passed down there, and `token` points at `length` bytes.
 unsafe extern "C" fn forward_once(
     forward: *mut c_void,
     flags: c_int,

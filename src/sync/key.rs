@@ -9,6 +9,7 @@ use chacha20poly1305::XChaCha20Poly1305;
 use chacha20poly1305::aead::{Generate, Key};
 use sha2::{Digest, Sha256};
 
+use crate::owner_only;
 use crate::text::{from_hex, hex};
 
 /// The key's file in the home.
@@ -84,11 +85,7 @@ impl TeamKey {
         }
         std::fs::create_dir_all(home).with_context(|| format!("cannot create {}", home.display()))?;
         let temporary = home.join(format!("{KEY_FILE}.{}.tmp", std::process::id()));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let written = options.open(&temporary).and_then(|mut file| {
+        let written = owner_only::create_new(&temporary).and_then(|mut file| {
             file.write_all(format!("{}\n", self.to_hex()).as_bytes())?;
             file.sync_all()
         });

@@ -94,8 +94,9 @@ pub fn author(loaded: &Loaded) -> String {
     }
     let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "someone".to_owned());
     let mut name = [0u8; 256];
-    // SAFETY: the buffer is as long as we say, and gethostname NUL-terminates
-    // what fits.
+    // SAFETY: gethostname writes at most `name.len()` bytes into `name`, a
+    // buffer of ours that long. A truncated name may lack its NUL: the split
+    // below then takes the whole buffer, never reading past it.
     let host = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0;
     let host = host.then(|| String::from_utf8_lossy(name.split(|b| *b == 0).next().unwrap_or_default()).into_owned());
     match host.filter(|h| !h.is_empty()) {
