@@ -5,6 +5,7 @@
 //! benchmarks and MCP server share.
 
 pub mod adapters;
+pub mod client;
 pub mod config;
 pub mod doctor;
 pub mod event;
