@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use run::{percentile, spawn, spawn_in};
 use serde_json::json;
+use trae_mem::config::Summarizer;
 use trae_mem::plugins::Plugins;
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
 use trae_mem::summarize;
@@ -47,7 +48,7 @@ fn main() -> anyhow::Result<()> {
     store.import(&mut BufReader::new(std::fs::File::open(&export)?), &mut |_| {})?;
     // Every session summarized, as SessionEnd would have: a prompt recalls
     // from the summaries.
-    let builtin = Plugins::new(&[], "builtin", &home, false);
+    let builtin = Plugins::new(&[], &Summarizer::Builtin, &home, false);
     for session in store.sessions(None, usize::MAX)? {
         summarize::session(&mut store, &builtin, &session.id, session.ended_at.unwrap_or(session.started_at))?;
     }

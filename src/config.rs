@@ -42,17 +42,64 @@ pub struct Config {
 }
 
 /// Which summarizer runs at SessionEnd.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Summarize {
     /// "builtin", or the name of a plugin whose role is "summarizer".
     /// Default: "builtin".
-    pub summarizer: String,
+    pub summarizer: Summarizer,
 }
 
-impl Default for Summarize {
-    fn default() -> Self {
-        Self { summarizer: "builtin".to_owned() }
+/// Who writes the summaries: written in the config (and in the spool) as
+/// its name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(from = "String", into = "String")]
+pub enum Summarizer {
+    /// The built-in summarizer (`crate::summarize::builtin`).
+    #[default]
+    Builtin,
+    /// The plugin of this name, whose role is "summarizer".
+    Plugin(String),
+}
+
+impl Summarizer {
+    /// The built-in summarizer's name.
+    const BUILTIN: &str = "builtin";
+
+    /// The name it is written under: "builtin", or the plugin's.
+    pub fn name(&self) -> &str {
+        match self {
+            Summarizer::Builtin => Self::BUILTIN,
+            Summarizer::Plugin(name) => name,
+        }
+    }
+}
+
+impl From<String> for Summarizer {
+    fn from(name: String) -> Self {
+        match name == Self::BUILTIN {
+            true => Summarizer::Builtin,
+            false => Summarizer::Plugin(name),
+        }
+    }
+}
+
+impl From<Summarizer> for String {
+    fn from(summarizer: Summarizer) -> Self {
+        summarizer.name().to_owned()
+    }
+}
+
+impl std::fmt::Display for Summarizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A summarizer equals the name it is written under.
+impl PartialEq<&str> for Summarizer {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
     }
 }
 
@@ -450,10 +497,12 @@ pub fn load_layers(layers: Layers) -> Result<Loaded> {
     }
     let mut config: Config = parse(merged, files.last().map(PathBuf::as_path))?;
     check(&config).context("the merged config files")?;
-    let summarizer = &config.summarize.summarizer;
-    if summarizer != "builtin" && !config.plugins.iter().any(|p| &p.name == summarizer && p.role == Role::Summarizer) {
+    if let Summarizer::Plugin(name) = &config.summarize.summarizer
+        && !config.plugins.iter().any(|p| &p.name == name && p.role == Role::Summarizer)
+    {
         bail!(
-            "[summarize] summarizer = {summarizer:?}: use \"builtin\" or the name of a plugin whose role is \"summarizer\""
+            "[summarize] summarizer = {name:?}: use {:?} or the name of a plugin whose role is \"summarizer\"",
+            Summarizer::BUILTIN
         );
     }
     if let Ok(ms) = std::env::var(DEADLINE_ENV) {
