@@ -271,7 +271,7 @@ impl<'a> Ingest<'a> {
         let mut work = plugged::before(&plugins, event, &resolved.settings.capture);
         let remaining = deadline.saturating_duration_since(Instant::now()).saturating_sub(EXIT_RESERVE);
         let lock_wait = remaining.min(Duration::from_millis(self.loaded.config.hook.lock_wait_ms));
-        let index = self.loaded.config.search.index_mode()?;
+        let index = self.loaded.config.search.index;
         let options = OpenOptions { busy_timeout: lock_wait, index, may_rebuild_index: false, memory_map: false };
         let mut store = Store::open(&home.join(DB_FILE), &options)?;
         let recorded = store.write(|w| {
