@@ -42,17 +42,64 @@ pub struct Config {
 }
 
 /// Which summarizer runs at SessionEnd.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Summarize {
     /// "builtin", or the name of a plugin whose role is "summarizer".
     /// Default: "builtin".
-    pub summarizer: String,
+    pub summarizer: Summarizer,
 }
 
-impl Default for Summarize {
-    fn default() -> Self {
-        Self { summarizer: "builtin".to_owned() }
+/// Who writes the summaries: written in the config (and in the spool) as
+/// its name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(from = "String", into = "String")]
+pub enum Summarizer {
+    /// The built-in summarizer (`crate::summarize::builtin`).
+    #[default]
+    Builtin,
+    /// The plugin of this name, whose role is "summarizer".
+    Plugin(String),
+}
+
+impl Summarizer {
+    /// The built-in summarizer's name.
+    const BUILTIN: &str = "builtin";
+
+    /// The name it is written under: "builtin", or the plugin's.
+    pub fn name(&self) -> &str {
+        match self {
+            Summarizer::Builtin => Self::BUILTIN,
+            Summarizer::Plugin(name) => name,
+        }
+    }
+}
+
+impl From<String> for Summarizer {
+    fn from(name: String) -> Self {
+        match name == Self::BUILTIN {
+            true => Summarizer::Builtin,
+            false => Summarizer::Plugin(name),
+        }
+    }
+}
+
+impl From<Summarizer> for String {
+    fn from(summarizer: Summarizer) -> Self {
+        summarizer.name().to_owned()
+    }
+}
+
+impl std::fmt::Display for Summarizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A summarizer equals the name it is written under.
+impl PartialEq<&str> for Summarizer {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
     }
 }
 
@@ -204,13 +251,40 @@ pub struct Hook {
 }
 
 /// How search works.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Search {
     /// The full-text index: "auto" (keep the database's; trigram for a new
     /// one), "trigram", "unicode61" or "like". Default: "auto".
-    /// `TRAE_MEM_INDEX` overrides it.
-    pub index: String,
+    /// `TRAE_MEM_INDEX` overrides it. `None` is "auto".
+    #[serde(with = "index_choice")]
+    pub index: Option<IndexMode>,
+}
+
+/// `[search] index` as written: "auto" (or nothing) for `None`, else the
+/// mode's name, in any case.
+mod index_choice {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::store::IndexMode;
+
+    const AUTO: &str = "auto";
+
+    /// Reads a choice; the error names the modes there are.
+    pub fn parse(text: &str) -> anyhow::Result<Option<IndexMode>> {
+        match text.trim().eq_ignore_ascii_case(AUTO) || text.trim().is_empty() {
+            true => Ok(None),
+            false => text.parse().map(Some),
+        }
+    }
+
+    pub fn serialize<S: Serializer>(index: &Option<IndexMode>, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(index.map_or(AUTO, IndexMode::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<IndexMode>, D::Error> {
+        parse(&String::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
 }
 
 /// How much the store keeps. Off by default: nothing is deleted unless asked.
@@ -303,12 +377,6 @@ impl Default for Hook {
     }
 }
 
-impl Default for Search {
-    fn default() -> Self {
-        Self { index: "auto".to_owned() }
-    }
-}
-
 impl Capture {
     /// Whether `event` is to be recorded.
     pub fn records(&self, event: &str) -> bool {
@@ -318,20 +386,58 @@ impl Capture {
 
 /// The variables that override a setting of the files, and the settings
 /// they override: (table, key, variable).
-pub const ENV_OVERRIDES: [(&str, &str, &str); 3] =
+const ENV_OVERRIDES: [(&str, &str, &str); 3] =
     [("hook", "deadline_ms", DEADLINE_ENV), ("search", "index", INDEX_ENV), ("sync", "url", SYNC_URL_ENV)];
 const SYNC_URL_ENV: &str = "TRAE_MEM_SYNC_URL";
 const DEADLINE_ENV: &str = "TRAE_MEM_DEADLINE_MS";
 const INDEX_ENV: &str = "TRAE_MEM_INDEX";
 
-impl Search {
-    /// The index mode asked for, `None` for "auto".
-    pub fn index_mode(&self) -> Result<Option<IndexMode>> {
-        let wanted = std::env::var(INDEX_ENV).unwrap_or_else(|_| self.index.clone());
-        if wanted.trim().eq_ignore_ascii_case("auto") || wanted.trim().is_empty() {
-            return Ok(None);
+/// The variables of `ENV_OVERRIDES` this process was given: read from the
+/// environment once, by `Overrides::from_env`, and applied by `resolve`.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// Each variable that is set, with its value (`None` when it is not
+    /// Unicode, which no setting can use).
+    set: Vec<(&'static str, Option<String>)>,
+}
+
+impl Overrides {
+    /// The variables as this process finds them.
+    pub fn from_env() -> Self {
+        let set = ENV_OVERRIDES
+            .iter()
+            .filter_map(|&(_, _, variable)| {
+                std::env::var_os(variable).map(|value| (variable, value.into_string().ok()))
+            })
+            .collect();
+        Self { set }
+    }
+
+    /// The variable that overrides `[table] key`, when it is set.
+    pub fn source(&self, table: &str, key: &str) -> Option<&'static str> {
+        let (_, _, variable) = ENV_OVERRIDES.iter().find(|(t, k, _)| *t == table && *k == key)?;
+        self.set.iter().any(|(set, _)| set == variable).then_some(*variable)
+    }
+
+    /// The value of `variable`, when it is set and Unicode.
+    fn value(&self, variable: &str) -> Option<&str> {
+        self.set.iter().find(|(set, _)| *set == variable).and_then(|(_, value)| value.as_deref())
+    }
+
+    /// `config` with these overrides applied.
+    fn apply(&self, mut config: Config) -> Result<Config> {
+        if let Some(ms) = self.value(DEADLINE_ENV) {
+            config.hook.deadline_ms =
+                ms.trim().parse().with_context(|| format!("{DEADLINE_ENV}={ms:?} is not a number of milliseconds"))?;
         }
-        wanted.parse().map(Some)
+        if let Some(index) = self.value(INDEX_ENV) {
+            config.search.index =
+                index_choice::parse(index).with_context(|| format!("bad [search] index or {INDEX_ENV}"))?;
+        }
+        if let Some(url) = self.value(SYNC_URL_ENV).filter(|url| !url.trim().is_empty()) {
+            config.sync.url = Some(url.to_owned());
+        }
+        Ok(config)
     }
 }
 
@@ -366,6 +472,8 @@ pub struct Loaded {
     pub home_from: HomeFrom,
     /// The files read, global first.
     pub files: Vec<PathBuf>,
+    /// The environment's override variables it was resolved under.
+    pub overrides: Overrides,
 }
 
 /// Where the home directory was decided, in the order `resolve_home`
@@ -437,9 +545,15 @@ pub fn load(project_dir: &Path, home_override: Option<&Path>) -> Result<Loaded> 
     load_layers(layers(project_dir, home_override)?)
 }
 
-/// The settings of config files already read: merged, checked, and with
-/// the environment's overrides applied.
+/// The settings of config files already read, resolved under this
+/// process's environment (see `resolve`).
 pub fn load_layers(layers: Layers) -> Result<Loaded> {
+    resolve(layers, Overrides::from_env())
+}
+
+/// The one place settings are resolved: the files' layers (what they say)
+/// merged and checked, then the environment's `overrides` applied.
+pub fn resolve(layers: Layers, overrides: Overrides) -> Result<Loaded> {
     let Layers { home, home_from, global, project } = layers;
     let project_shares = project.as_ref().is_some_and(|(_, table)| shares(table));
     let mut files = Vec::new();
@@ -448,26 +562,19 @@ pub fn load_layers(layers: Layers) -> Result<Loaded> {
         merge(&mut merged, table);
         files.push(file);
     }
-    let mut config: Config = parse(merged, files.last().map(PathBuf::as_path))?;
+    let config: Config = parse(merged, files.last().map(PathBuf::as_path))?;
     check(&config).context("the merged config files")?;
-    let summarizer = &config.summarize.summarizer;
-    if summarizer != "builtin" && !config.plugins.iter().any(|p| &p.name == summarizer && p.role == Role::Summarizer) {
+    if let Summarizer::Plugin(name) = &config.summarize.summarizer
+        && !config.plugins.iter().any(|p| &p.name == name && p.role == Role::Summarizer)
+    {
         bail!(
-            "[summarize] summarizer = {summarizer:?}: use \"builtin\" or the name of a plugin whose role is \"summarizer\""
+            "[summarize] summarizer = {name:?}: use {:?} or the name of a plugin whose role is \"summarizer\"",
+            Summarizer::BUILTIN
         );
     }
-    if let Ok(ms) = std::env::var(DEADLINE_ENV) {
-        config.hook.deadline_ms =
-            ms.trim().parse().with_context(|| format!("{DEADLINE_ENV}={ms:?} is not a number of milliseconds"))?;
-    }
-    config.search.index_mode().with_context(|| format!("bad [search] index or {INDEX_ENV}"))?;
+    let mut config = overrides.apply(config)?;
     config.sync.share = project_shares;
-    if let Ok(url) = std::env::var(SYNC_URL_ENV)
-        && !url.trim().is_empty()
-    {
-        config.sync.url = Some(url);
-    }
-    Ok(Loaded { config, home, home_from, files })
+    Ok(Loaded { config, home, home_from, files, overrides })
 }
 
 /// Whether a config file's table says `[sync] share = true`.
@@ -506,7 +613,7 @@ fn one_line(err: &anyhow::Error) -> String {
 /// so that the event is still stored.
 pub fn defaults(home_override: Option<&Path>) -> Result<Loaded> {
     let (home, home_from) = resolve_home(home_override, None)?;
-    Ok(Loaded { config: Config::default(), home, home_from, files: Vec::new() })
+    Ok(Loaded { config: Config::default(), home, home_from, files: Vec::new(), overrides: Overrides::default() })
 }
 
 /// The one place the home directory is decided: `--home` or `TRAE_MEM_HOME`,

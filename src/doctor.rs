@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::client::Client;
 use crate::config::{self, Loaded};
 use crate::ingest::Spool;
 use crate::install::{self, Target};
@@ -165,7 +166,7 @@ fn clients(cwd: &Path) -> Vec<Check> {
     let mut scopes = vec![(cwd.to_owned(), false)];
     scopes.extend(std::env::var_os("HOME").map(|home| (home.into(), true)));
     let mut checks = Vec::new();
-    for client in install::CLIENTS {
+    for client in Client::ALL {
         for (root, global) in &scopes {
             let target = Target { root: root.clone(), global: *global, shared: false, bin: bin.clone(), home: None };
             let Ok(found) = install::find(client, &target) else { continue };
@@ -189,8 +190,8 @@ fn clients(cwd: &Path) -> Vec<Check> {
                 }
             }
             let fix = format!("trae-mem install {client}{flag}");
-            let untrusted = match *client {
-                "codex" => install::codex_trust_problems(&target).unwrap_or_else(|e| vec![format!("{e:#}")]),
+            let untrusted = match client {
+                Client::Codex => install::codex_trust_problems(&target).unwrap_or_else(|e| vec![format!("{e:#}")]),
                 _ => Vec::new(),
             };
             let check = if !problems.is_empty() {
@@ -217,10 +218,11 @@ fn clients(cwd: &Path) -> Vec<Check> {
         }
     }
     if checks.is_empty() {
+        let [first, others @ ..] = Client::ALL.map(Client::name);
         checks.push(Check::problem(
             "clients",
             "no client runs trae-mem here or globally",
-            "trae-mem install claude-code (or cursor, codex, gemini, cline, trae)",
+            format!("trae-mem install {first} (or {})", others.join(", ")),
         ));
     }
     checks

@@ -7,6 +7,7 @@
 pub mod adapters;
 pub mod after_delivery;
 pub mod bulk;
+pub mod client;
 pub mod config;
 pub mod doctor;
 pub mod event;

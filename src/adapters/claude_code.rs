@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Adapter, as_text, event_name, wire};
+use crate::client::Client;
 use crate::event::{Event, EventKind};
 
 /// The fields trae-mem reads from a Claude Code hook payload. Everything
@@ -31,8 +32,8 @@ struct Wire {
 pub struct ClaudeCode;
 
 impl Adapter for ClaudeCode {
-    fn name(&self) -> &'static str {
-        "claude-code"
+    fn client(&self) -> Client {
+        Client::ClaudeCode
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {

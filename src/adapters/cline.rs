@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Adapter, as_text, event_name, wire};
+use crate::client::Client;
 use crate::event::{Event, EventKind};
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,8 +54,8 @@ fn kind(name: &str, failed: bool) -> EventKind {
 }
 
 impl Adapter for Cline {
-    fn name(&self) -> &'static str {
-        "cline"
+    fn client(&self) -> Client {
+        Client::Cline
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {

@@ -7,13 +7,14 @@ use serde_json::Value;
 
 use super::Adapter;
 use super::claude_code::{hook_specific_context, parse_shape};
+use crate::client::Client;
 use crate::event::Event;
 
 pub struct Codex;
 
 impl Adapter for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
+    fn client(&self) -> Client {
+        Client::Codex
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {

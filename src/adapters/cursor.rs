@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Adapter, as_text, event_name, unwrap_json_string, wire};
+use crate::client::Client;
 use crate::event::{Event, EventKind};
 
 #[derive(Debug, Default, Deserialize)]
@@ -57,8 +58,8 @@ fn kind(name: &str) -> EventKind {
 }
 
 impl Adapter for Cursor {
-    fn name(&self) -> &'static str {
-        "cursor"
+    fn client(&self) -> Client {
+        Client::Cursor
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::claude_code::hook_specific_context;
 use super::{Adapter, as_text, event_name, wire};
+use crate::client::Client;
 use crate::event::{Event, EventKind};
 
 #[derive(Debug, Default, Deserialize)]
@@ -65,8 +66,8 @@ fn kind(name: &str, failed: bool) -> EventKind {
 }
 
 impl Adapter for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
+    fn client(&self) -> Client {
+        Client::Gemini
     }
 
     fn parse(&self, event: Option<&str>, payload: Value) -> Result<Event> {

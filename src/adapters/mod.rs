@@ -11,16 +11,22 @@ mod codex;
 mod cursor;
 mod gemini;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::client::{Client, UnknownClient};
 use crate::event::Event;
 
 /// What an adapter does for its client.
 pub trait Adapter: Send + Sync {
+    /// The client whose payloads this adapter reads.
+    fn client(&self) -> Client;
+
     /// The client's name, as given to `--client`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.client().name()
+    }
 
     /// Builds the Event from a payload. `event` is `--event`, when given;
     /// otherwise the payload names it.
@@ -49,19 +55,24 @@ pub trait Adapter: Send + Sync {
     }
 }
 
-/// The clients trae-mem has adapters for.
-pub const CLIENTS: &[&str] = &["claude-code", "cursor", "codex", "gemini", "cline"];
-
-/// The adapter for `client`.
-pub fn for_client(client: &str) -> Result<Box<dyn Adapter>> {
-    match client {
-        "claude-code" | "claude" => Ok(Box::new(claude_code::ClaudeCode)),
-        "cursor" => Ok(Box::new(cursor::Cursor)),
-        "codex" => Ok(Box::new(codex::Codex)),
-        "gemini" => Ok(Box::new(gemini::Gemini)),
-        "cline" => Ok(Box::new(cline::Cline)),
-        other => bail!("unknown client {other:?}; supported: {}", CLIENTS.join(", ")),
+impl Client {
+    /// The adapter for this client's hooks; none for a client without hooks.
+    pub fn adapter(self) -> Option<Box<dyn Adapter>> {
+        match self {
+            Client::ClaudeCode => Some(Box::new(claude_code::ClaudeCode)),
+            Client::Cursor => Some(Box::new(cursor::Cursor)),
+            Client::Codex => Some(Box::new(codex::Codex)),
+            Client::Gemini => Some(Box::new(gemini::Gemini)),
+            Client::Cline => Some(Box::new(cline::Cline)),
+            Client::Trae => None,
+        }
     }
+}
+
+/// The adapter for the hook client called `name` (or an alias of it), as
+/// `--client`, the spool and dead letters name it.
+pub fn for_client(name: &str) -> Result<Box<dyn Adapter>, UnknownClient> {
+    name.parse().ok().and_then(Client::adapter).ok_or_else(|| UnknownClient::for_hooks(name))
 }
 
 /// Where an event arrives from, as this process sees it, for the client

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use super::{Env, output};
-use trae_mem::config::{self, Layers};
+use trae_mem::config::{self, Layers, Overrides};
 
 /// Show trae-mem's settings: every default, those in effect here, and where they come from.
 #[derive(Debug, Args)]
@@ -48,11 +48,9 @@ impl Cmd {
 }
 
 /// Where a setting's value comes from.
-fn source(layers: &Layers, table: &str, key: &str) -> String {
-    if let Some((_, _, variable)) = config::ENV_OVERRIDES.iter().find(|(t, k, _)| *t == table && *k == key)
-        && std::env::var_os(variable).is_some()
-    {
-        return (*variable).to_owned();
+fn source(layers: &Layers, overrides: &Overrides, table: &str, key: &str) -> String {
+    if let Some(variable) = overrides.source(table, key) {
+        return variable.to_owned();
     }
     let holds = |layer: &Option<(std::path::PathBuf, toml::Table)>| {
         layer
@@ -94,7 +92,9 @@ fn show(env: &Env, as_json: bool) -> Result<()> {
             .map(|(table, keys)| {
                 let keys = keys
                     .iter()
-                    .map(|(key, value)| (key.clone(), json!({"value": value, "from": source(&layers, table, key)})))
+                    .map(|(key, value)| {
+                        (key.clone(), json!({"value": value, "from": source(&layers, &loaded.overrides, table, key)}))
+                    })
                     .collect::<serde_json::Map<_, _>>();
                 (table.clone(), Value::Object(keys))
             })
@@ -110,7 +110,7 @@ fn show(env: &Env, as_json: bool) -> Result<()> {
     for (table, keys) in effective.iter().filter_map(|(table, keys)| keys.as_table().map(|keys| (table, keys))) {
         println!("\n[{table}]");
         for (key, value) in keys {
-            println!("{key} = {value}  # {}", source(&layers, table, key));
+            println!("{key} = {value}  # {}", source(&layers, &loaded.overrides, table, key));
         }
     }
     if let Some(plugins) = plugins.filter(|p| p.as_array().is_some_and(|a| !a.is_empty())) {

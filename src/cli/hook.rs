@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::Env;
 use trae_mem::adapters::{self, Adapter};
+use trae_mem::client::Client;
 use trae_mem::ingest::{self, Accepted, Ingest, Spool};
 use trae_mem::privacy::Privacy;
 use trae_mem::{after_delivery, config};
@@ -24,6 +25,9 @@ stored later), 1 on trae-mem's own failure (0 for Cline, which any other code bl
 (which would block the agent). At SessionStart it prints the memory to give the agent, in the \
 client's format.";
 
+/// The client whose payload a hook reads when `--client` names none.
+const DEFAULT_CLIENT: Client = Client::ClaudeCode;
+
 #[derive(Debug, Args)]
 #[command(about = ABOUT, long_about = LONG_ABOUT)]
 pub struct Cmd {
@@ -33,7 +37,10 @@ pub struct Cmd {
     #[arg(long, value_name = "EVENT")]
     event: Option<String>,
     /// The client whose payload this is: claude-code, cursor, codex, gemini or cline.
-    #[arg(long, default_value = "claude-code", value_name = "NAME")]
+    // Read by `adapters::for_client` in `run`, not by clap: an unknown
+    // client must fail as the hook's own one line, with the exit code of
+    // the client's failure.
+    #[arg(long, default_value = DEFAULT_CLIENT.name(), value_name = "NAME")]
     client: String,
 }
 
@@ -115,7 +122,7 @@ pub fn usage_failure(args: &[String]) -> ExitCode {
         Some(rest) => rest.strip_prefix('='),
         None => None,
     });
-    match adapters::for_client(client.unwrap_or("claude-code")) {
+    match adapters::for_client(client.unwrap_or(DEFAULT_CLIENT.name())) {
         Ok(adapter) => {
             answer(adapter.idle_output());
             ExitCode::from(adapter.failure_exit_code())

@@ -5,16 +5,18 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::Env;
+use trae_mem::client::Client;
 use trae_mem::install::{self, Change, Target};
 
 /// Where a client's config goes.
 #[derive(Debug, Args)]
 pub struct Scope {
     /// The client: claude-code, cursor, codex, gemini, cline, or trae (MCP only).
-    #[arg(value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(install::CLIENTS))]
-    client: String,
+    #[arg(value_name = "CLIENT", value_parser = client_parser())]
+    client: Client,
     /// The project to configure. [default: the current directory]
     #[arg(long, value_name = "DIR", conflicts_with = "global")]
     project: Option<PathBuf>,
@@ -51,7 +53,7 @@ pub struct UninstallCmd {
 impl InstallCmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (target, backups) = self.scope.target(env)?;
-        report(&install::install(&self.scope.client, &target, &backups)?, "already installed; nothing changed");
+        report(&install::install(self.scope.client, &target, &backups)?, "already installed; nothing changed");
         self.scope.advise(&target)
     }
 }
@@ -59,7 +61,7 @@ impl InstallCmd {
 impl UninstallCmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (target, backups) = self.scope.target(env)?;
-        report(&install::uninstall(&self.scope.client, &target, &backups)?, "not installed; nothing changed");
+        report(&install::uninstall(self.scope.client, &target, &backups)?, "not installed; nothing changed");
         Ok(())
     }
 }
@@ -92,7 +94,7 @@ impl Scope {
                  install it with `cargo install --path . --locked` (each teammate does the same)"
             );
         }
-        let committed = install::shared_only_files(&self.client, target)?;
+        let committed = install::shared_only_files(self.client, target)?;
         if let Some(first) = committed.first() {
             println!(
                 "{} is the project's own file: if your team commits it, install with --shared \
@@ -100,7 +102,7 @@ impl Scope {
                 first.display()
             );
         }
-        if self.client == "codex" {
+        if self.client == Client::Codex {
             println!(
                 "Codex runs only the hooks you trust: start codex{}, open /hooks and trust trae-mem's hooks \
                  (again after trae-mem moves: trust follows the command).",
@@ -109,6 +111,12 @@ impl Scope {
         }
         Ok(())
     }
+}
+
+/// Reads a client by its name exactly (no aliases), listing the names in
+/// the help and in the error for any other word.
+fn client_parser() -> impl TypedValueParser<Value = Client> {
+    PossibleValuesParser::new(Client::ALL.map(Client::name)).try_map(|name| name.parse::<Client>())
 }
 
 fn report(changes: &[Change], nothing: &str) {

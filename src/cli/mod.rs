@@ -73,7 +73,7 @@ impl Env {
 
 /// Opens the store of a loaded config.
 pub fn open_store(loaded: &Loaded) -> Result<Store> {
-    let options = OpenOptions { index: loaded.config.search.index_mode()?, ..OpenOptions::default() };
+    let options = OpenOptions { index: loaded.config.search.index, ..OpenOptions::default() };
     Store::open(&loaded.home.join(DB_FILE), &options)
 }
 

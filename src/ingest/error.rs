@@ -8,8 +8,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Rejected {
     /// `--client` (or the MCP tool's `client`) names no client trae-mem knows.
-    #[error("{0:#}")]
-    UnknownClient(anyhow::Error),
+    #[error("{0}")]
+    UnknownClient(crate::client::UnknownClient),
     #[error("the hook payload on stdin is empty; expected the event's JSON")]
     Empty,
     #[error("the hook payload is not valid JSON ({0})")]

@@ -241,7 +241,7 @@ impl<'a> Ingest<'a> {
     /// the configured wait, in time to spool and exit before `deadline`.
     pub fn open_store(&self, deadline: Instant) -> Result<Store> {
         let lock_wait = time_left(deadline).min(Duration::from_millis(self.loaded.config.hook.lock_wait_ms));
-        let index = self.loaded.config.search.index_mode()?;
+        let index = self.loaded.config.search.index;
         let options = OpenOptions { busy_timeout: lock_wait, index, may_rebuild_index: false, memory_map: false };
         Store::open(&self.loaded.home.join(DB_FILE), &options)
     }

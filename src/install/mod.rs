@@ -30,11 +30,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use crate::client::Client;
 use file::{Action, Format, rewrite};
 use json::Json;
-
-/// The clients `install` knows: the hook clients, and Trae (MCP only).
-pub const CLIENTS: &[&str] = &["claude-code", "cursor", "codex", "gemini", "cline", "trae"];
 
 /// The key of trae-mem's MCP server entry.
 pub const MCP_SERVER: &str = "trae-mem";
@@ -109,19 +107,19 @@ pub const ON_PATH: &str = "trae-mem";
 
 /// Writes `client`'s configuration for `target`, keeping each original in
 /// `backups`; returns what changed (nothing when it is already installed).
-pub fn install(client: &str, target: &Target, backups: &Path) -> Result<Vec<Change>> {
+pub fn install(client: Client, target: &Target, backups: &Path) -> Result<Vec<Change>> {
     apply(client, target, backups, Action::Install)
 }
 
 /// Removes what `install` added for `client`.
-pub fn uninstall(client: &str, target: &Target, backups: &Path) -> Result<Vec<Change>> {
+pub fn uninstall(client: Client, target: &Target, backups: &Path) -> Result<Vec<Change>> {
     apply(client, target, backups, Action::Uninstall)
 }
 
 /// Project files of `client` that teammates share (committed), which a
 /// personal install writes too because the client has no personal file.
-pub fn shared_only_files(client: &str, target: &Target) -> Result<Vec<PathBuf>> {
-    if target.global || target.shared || client == "claude-code" {
+pub fn shared_only_files(client: Client, target: &Target) -> Result<Vec<PathBuf>> {
+    if target.global || target.shared || client == Client::ClaudeCode {
         return Ok(Vec::new());
     }
     Ok(files(client, target)?.into_iter().map(|f| f.path).collect())
@@ -129,7 +127,7 @@ pub fn shared_only_files(client: &str, target: &Target) -> Result<Vec<PathBuf>> 
 
 /// The configs of `client` under `target` that run trae-mem, personal and
 /// shared alike.
-pub fn find(client: &str, target: &Target) -> Result<Vec<Found>> {
+pub fn find(client: Client, target: &Target) -> Result<Vec<Found>> {
     let mut found = Vec::new();
     let mut add = |path: PathBuf, binaries: Vec<String>| {
         found.extend(binaries.into_iter().map(|binary| Found { path: path.clone(), binary }));
@@ -190,9 +188,9 @@ struct File {
 }
 
 /// The events each hook client runs trae-mem on, in its own spelling.
-fn events(client: &str) -> &'static [&'static str] {
+fn events(client: Client) -> &'static [&'static str] {
     match client {
-        "claude-code" => &[
+        Client::ClaudeCode => &[
             "SessionStart",
             "UserPromptSubmit",
             "PreToolUse",
@@ -201,11 +199,11 @@ fn events(client: &str) -> &'static [&'static str] {
             "Stop",
             "SessionEnd",
         ],
-        "codex" => &["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"],
-        "gemini" => &["SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"],
+        Client::Codex => &["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"],
+        Client::Gemini => &["SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"],
         // postToolUse covers shell and MCP calls too: their own after-hooks
         // would record each call twice.
-        "cursor" => &[
+        Client::Cursor => &[
             "sessionStart",
             "beforeSubmitPrompt",
             "preToolUse",
@@ -215,22 +213,22 @@ fn events(client: &str) -> &'static [&'static str] {
             "afterAgentResponse",
             "sessionEnd",
         ],
-        _ => &[],
+        Client::Cline | Client::Trae => &[],
     }
 }
 
 /// The files `client` is configured in, under `target`.
-fn files(client: &str, target: &Target) -> Result<Vec<File>> {
+fn files(client: Client, target: &Target) -> Result<Vec<File>> {
     let root = &target.root;
     let file = |path: PathBuf, kind| File { path, kind };
     Ok(match client {
-        "claude-code" if target.shared => {
+        Client::ClaudeCode if target.shared => {
             vec![
                 file(root.join(".claude/settings.json"), Kind::NestedHooks),
                 file(root.join(".mcp.json"), Kind::JsonMcp),
             ]
         }
-        "claude-code" => {
+        Client::ClaudeCode => {
             let config = target.client_home("CLAUDE_CONFIG_DIR", ".claude");
             // MCP servers of the user's own live in ~/.claude.json (inside
             // CLAUDE_CONFIG_DIR when that is set): at its top for every
@@ -248,17 +246,17 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
                 ],
             }
         }
-        "cursor" => {
+        Client::Cursor => {
             vec![
                 file(root.join(".cursor/hooks.json"), Kind::CursorHooks),
                 file(root.join(".cursor/mcp.json"), Kind::JsonMcp),
             ]
         }
-        "codex" => {
+        Client::Codex => {
             let config = target.client_home("CODEX_HOME", ".codex");
             vec![file(config.join("hooks.json"), Kind::NestedHooks), file(config.join("config.toml"), Kind::CodexMcp)]
         }
-        "gemini" => {
+        Client::Gemini => {
             // GEMINI_CLI_HOME stands in for the home directory, not for
             // its .gemini folder.
             let home = match std::env::var_os("GEMINI_CLI_HOME").filter(|v| !v.is_empty()) {
@@ -267,15 +265,14 @@ fn files(client: &str, target: &Target) -> Result<Vec<File>> {
             };
             vec![file(home.join(".gemini/settings.json"), Kind::GeminiHooks)]
         }
-        "cline" if target.global => vec![file(root.join("Documents/Cline/Rules/Hooks"), Kind::ClineScripts)],
-        "cline" => vec![file(root.join(".clinerules/hooks"), Kind::ClineScripts)],
-        "trae" if target.global => {
+        Client::Cline if target.global => vec![file(root.join("Documents/Cline/Rules/Hooks"), Kind::ClineScripts)],
+        Client::Cline => vec![file(root.join(".clinerules/hooks"), Kind::ClineScripts)],
+        Client::Trae if target.global => {
             bail!(
                 "Trae keeps its user-wide MCP servers in its own settings (Settings → MCP); install per project instead"
             )
         }
-        "trae" => vec![file(root.join(".trae/mcp.json"), Kind::JsonMcp)],
-        other => bail!("unknown client {other:?}; supported: {}", CLIENTS.join(", ")),
+        Client::Trae => vec![file(root.join(".trae/mcp.json"), Kind::JsonMcp)],
     })
 }
 
@@ -299,7 +296,7 @@ fn user_home() -> Result<PathBuf> {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).context("HOME is not set")
 }
 
-fn apply(client: &str, target: &Target, backups: &Path, action: Action) -> Result<Vec<Change>> {
+fn apply(client: Client, target: &Target, backups: &Path, action: Action) -> Result<Vec<Change>> {
     let mut changes = Vec::new();
     for file in files(client, target)? {
         let path = &file.path;
@@ -382,8 +379,8 @@ fn apply(client: &str, target: &Target, backups: &Path, action: Action) -> Resul
 /// The project's committed Claude Code settings, when they already run
 /// `trae-mem hook` (a `--shared` install, or hooks written by hand) and a
 /// personal install would run it a second time.
-fn team_hooks(client: &str, target: &Target) -> Result<Option<PathBuf>> {
-    if client != "claude-code" || target.global || target.shared {
+fn team_hooks(client: Client, target: &Target) -> Result<Option<PathBuf>> {
+    if client != Client::ClaudeCode || target.global || target.shared {
         return Ok(None);
     }
     let settings = target.root.join(".claude/settings.json");
@@ -393,7 +390,7 @@ fn team_hooks(client: &str, target: &Target) -> Result<Option<PathBuf>> {
 }
 
 /// One event's hook entry in `kind`'s shape.
-fn hook_entry(kind: Kind, client: &str, event: &str, bin: &Path) -> Value {
+fn hook_entry(kind: Kind, client: Client, event: &str, bin: &Path) -> Value {
     let command = format!("{} hook --client {client} --event {event}", shell_quote(bin));
     match kind {
         Kind::CursorHooks => json!({ "command": command }),

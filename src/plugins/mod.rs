@@ -19,7 +19,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use wasmtime::component::Component;
 
-use crate::config::{Config, PluginDecl, Role};
+use crate::config::{self, Config, PluginDecl, Role};
 use crate::store::Observation;
 use wit::since_v0_1_0::host::Level;
 use wit::{Handler, Sampler, Summarizer, Version};
@@ -52,15 +52,16 @@ pub struct SessionFacts {
 /// The plugins of one config, in one home.
 pub struct Plugins<'a> {
     decls: &'a [PluginDecl],
-    summarizer: &'a str,
+    summarizer: &'a config::Summarizer,
     home: &'a Path,
     /// False inside a hook: large uncached plugins are skipped, not compiled.
     may_compile: bool,
 }
 
 impl<'a> Plugins<'a> {
-    /// The plugins `decls`, of which `summarizer` (or "builtin") writes summaries.
-    pub fn new(decls: &'a [PluginDecl], summarizer: &'a str, home: &'a Path, may_compile: bool) -> Self {
+    /// The plugins `decls`, of which `summarizer` (a plugin, or the
+    /// built-in summarizer) writes summaries.
+    pub fn new(decls: &'a [PluginDecl], summarizer: &'a config::Summarizer, home: &'a Path, may_compile: bool) -> Self {
         Self { decls, summarizer, home, may_compile }
     }
 
@@ -91,7 +92,10 @@ impl<'a> Plugins<'a> {
 
     /// The summarizer plugin, when the config names one.
     pub fn summarizer(&self) -> Option<&'a PluginDecl> {
-        (self.summarizer != "builtin").then(|| self.named(self.summarizer)).flatten()
+        match self.summarizer {
+            config::Summarizer::Builtin => None,
+            config::Summarizer::Plugin(name) => self.named(name),
+        }
     }
 
     /// Where compiled plugins are cached.

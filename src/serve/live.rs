@@ -60,7 +60,7 @@ impl Feed {
     /// Starts the watcher, on its own connection to the store at `db`.
     pub fn start(db: &Path, loaded: &Loaded) -> Result<Self> {
         let (sender, _) = broadcast::channel(CHANNEL);
-        let options = OpenOptions { index: loaded.config.search.index_mode()?, ..OpenOptions::default() };
+        let options = OpenOptions { index: loaded.config.search.index, ..OpenOptions::default() };
         let store = Store::open(db, &options)?;
         let announce = sender.clone();
         std::thread::Builder::new()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::config::Loaded;
+use crate::config::{Loaded, Summarizer};
 use crate::plugins::{Plugins, SessionFacts};
 use crate::store::{Store, Summary, SummaryLevel, now_ms};
 use crate::text::clip;
@@ -21,7 +21,7 @@ pub use builtin::{BRIEF_CHARS, DETAILED_CHARS, Summaries};
 pub struct Summarized {
     /// False when the session has nothing public to summarize.
     pub written: bool,
-    /// Who wrote them: "builtin" or the plugin's name.
+    /// Who wrote them: the summarizer's name (`Summarizer::name`).
     pub by: String,
     /// Why the configured plugin did not write them, when it failed.
     pub warning: Option<String>,
@@ -34,9 +34,9 @@ pub fn session(store: &mut Store, plugins: &Plugins<'_>, session_id: &str, at: i
     // The built-in summary doubles as the test of whether anything public
     // happened, and as the fallback.
     let Some(builtin) = builtin::summarize(&observations) else {
-        return Ok(Summarized { written: false, by: "builtin".to_owned(), warning: None });
+        return Ok(Summarized { written: false, by: Summarizer::Builtin.to_string(), warning: None });
     };
-    let mut summarized = Summarized { written: true, by: "builtin".to_owned(), warning: None };
+    let mut summarized = Summarized { written: true, by: Summarizer::Builtin.to_string(), warning: None };
     let mut summaries = builtin;
     if let Some(plugin) = plugins.summarizer() {
         let session = store.session(session_id)?;
@@ -86,7 +86,7 @@ pub fn catch_up(
     budget: Duration,
 ) -> Result<usize> {
     let started = Instant::now();
-    let builtin = Plugins::new(&[], "builtin", home, false);
+    let builtin = Plugins::new(&[], &Summarizer::Builtin, home, false);
     let mut summarized = 0;
     for told in store.sessions_to_tell(project, current, limit)? {
         if !told.stale {

@@ -10,10 +10,11 @@ use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Memory, Spec, ToolDef, ToolError};
+use crate::client::Client;
 use crate::event::Origin;
 
 /// The payload format read when the caller names none.
-const DEFAULT_CLIENT: &str = "claude-code";
+const DEFAULT_CLIENT: Client = Client::ClaudeCode;
 
 pub(super) fn definition() -> ToolDef {
     ToolDef::new(
@@ -59,7 +60,7 @@ fn hook_event(memory: &Memory, input: HookEventInput) -> Result<HookEventOutput,
         return Err(ToolError("event is empty; name the hook event, such as SessionStart or PostToolUse".to_owned()));
     }
     let started = Instant::now();
-    let client = input.client.as_deref().unwrap_or(DEFAULT_CLIENT);
+    let client = input.client.as_deref().unwrap_or(DEFAULT_CLIENT.name());
     let ingest = memory.ingest();
     // The server's working directory is where its client runs it: the
     // project, when the payload names none.
