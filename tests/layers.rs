@@ -157,3 +157,23 @@ fn every_bulk_write_goes_through_one_function() {
         assert!(code(&src().join(front)).contains("bulk::take_in("), "{front} does not use bulk::take_in");
     }
 }
+
+#[test]
+fn names_that_decide_control_flow_are_types_not_strings() {
+    // Outside the one place each name is parsed, only comments and sample
+    // text may spell it (`code` drops comments and unit tests).
+    let clients = ["\"claude-code\"", "\"claude\"", "\"cursor\"", "\"codex\"", "\"gemini\"", "\"cline\""];
+    for file in files(&src()) {
+        let name = file.strip_prefix(src()).unwrap().display().to_string();
+        let code = code(&file);
+        if name != "config.rs" {
+            assert!(!code.contains("\"builtin\""), "{name} compares with \"builtin\": use config::Summarizer");
+        }
+        if name != "client.rs" {
+            for client in clients {
+                assert!(!code.contains(client), "{name} names the client {client}: use client::Client");
+            }
+        }
+        assert!(!code.contains("index_mode()?"), "{name} parses the index mode again: use config.search.index");
+    }
+}

@@ -8,6 +8,7 @@
 //! back on the built-in behaviour: a plugin can never break a hook.
 
 pub mod cache;
+mod error;
 mod sandbox;
 mod wit;
 
@@ -16,13 +17,15 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result};
 use wasmtime::component::Component;
 
 use crate::config::{self, Config, PluginDecl, Role};
 use crate::store::Observation;
 use wit::since_v0_1_0::host::Level;
 use wit::{Handler, Sampler, Summarizer, Version};
+
+pub use error::{PluginError, PluginErrorKind};
 
 /// An observation a plugin asked to record.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -125,7 +128,7 @@ impl<'a> Plugins<'a> {
             }
         })?;
         instantiated.map_err(|e| {
-            anyhow!("plugin {}: it does not implement the {} world: {e}", plugin.name, plugin.role.as_str())
+            failure(plugin, PluginErrorKind::WrongWorld { role: plugin.role.as_str(), detail: e.to_string() })
         })?;
         Ok(source)
     }
@@ -139,12 +142,8 @@ impl<'a> Plugins<'a> {
                 .await
         })?;
         if observations.len() > plugin.limits.max_observations {
-            bail!(
-                "plugin {}: returned {} observations, more than its limits.max_observations of {}",
-                plugin.name,
-                observations.len(),
-                plugin.limits.max_observations
-            );
+            let (count, max) = (observations.len(), plugin.limits.max_observations);
+            return Err(failure(plugin, PluginErrorKind::TooManyObservations { count, max }).into());
         }
         let bytes: usize = observations
             .iter()
@@ -152,7 +151,7 @@ impl<'a> Plugins<'a> {
             .sum();
         check_size(plugin, bytes)?;
         if let Some(bad) = observations.iter().find(|o| o.kind.trim().is_empty() || o.content.trim().is_empty()) {
-            bail!("plugin {}: returned an observation with an empty kind or content ({bad:?})", plugin.name);
+            return Err(failure(plugin, PluginErrorKind::EmptyObservation(format!("{bad:?}"))).into());
         }
         Ok(observations)
     }
@@ -187,7 +186,7 @@ impl<'a> Plugins<'a> {
         })?;
         check_size(plugin, brief.len() + detailed.len())?;
         if brief.trim().is_empty() {
-            bail!("plugin {}: returned an empty brief summary", plugin.name);
+            return Err(failure(plugin, PluginErrorKind::EmptyBrief).into());
         }
         Ok((brief, detailed))
     }
@@ -196,8 +195,9 @@ impl<'a> Plugins<'a> {
         let runtime = sandbox::runtime()?;
         let (component, source) =
             cache::load(&runtime.engine, &plugin.path, plugin.sha256.as_deref(), &self.cache_dir(), self.may_compile)
-                .map_err(|e| anyhow!("plugin {} ({}): {e:#}", plugin.name, plugin.path.display()))?;
-        let version = Version::of(&component, &runtime.engine).map_err(|e| anyhow!("plugin {}: {e:#}", plugin.name))?;
+                .map_err(|source| failure(plugin, PluginErrorKind::Load { path: plugin.path.clone(), source }))?;
+        let version =
+            Version::of(&component, &runtime.engine).map_err(|e| failure(plugin, PluginErrorKind::Version(e)))?;
         Ok((component, version, source))
     }
 
@@ -234,23 +234,17 @@ impl<'a> Plugins<'a> {
                 log_line(self.home, &plugin.name, stream, &crate::text::clip(text.trim_end(), 4000));
             }
         }
-        let name = &plugin.name;
-        match result {
-            Err(_elapsed) => {
-                bail!("plugin {name}: took longer than its limit of {} ms and was stopped", plugin.limits.timeout_ms)
+        let kind = match result {
+            Ok(Ok(Ok(value))) => return Ok(value),
+            Err(_elapsed) => PluginErrorKind::TimedOut { ms: plugin.limits.timeout_ms },
+            Ok(Ok(Err(message))) => PluginErrorKind::Returned(message),
+            Ok(Err(_)) if state.memory_exceeded() => PluginErrorKind::OutOfMemory { mb: plugin.limits.memory_mb },
+            Ok(Err(_)) if let Some(stream) = state.flooded() => {
+                PluginErrorKind::Flooded { stream, kb: sandbox::CAPTURE_BYTES >> 10 }
             }
-            Ok(Ok(Ok(value))) => Ok(value),
-            Ok(Ok(Err(message))) => bail!("plugin {name}: returned an error: {message}"),
-            Ok(Err(_)) if state.memory_exceeded() => bail!(
-                "plugin {name}: tried to use more than its limit of {} MB of memory and was stopped",
-                plugin.limits.memory_mb
-            ),
-            Ok(Err(_)) if let Some(stream) = state.flooded() => bail!(
-                "plugin {name}: wrote more than {} KB to its {stream} and was stopped",
-                sandbox::CAPTURE_BYTES >> 10
-            ),
-            Ok(Err(err)) => bail!("plugin {name}: crashed (trap): {}", crate::text::clip(&format!("{err:#}"), 500)),
-        }
+            Ok(Err(err)) => PluginErrorKind::Trapped(crate::text::clip(&format!("{err:#}"), 500)),
+        };
+        Err(failure(plugin, kind).into())
     }
 }
 
@@ -268,15 +262,17 @@ fn block_on<T>(future: impl Future<Output = T>) -> Result<T> {
     Ok(value)
 }
 
-fn check_size(plugin: &PluginDecl, bytes: usize) -> Result<()> {
-    if bytes as u64 > plugin.limits.max_output_bytes {
-        bail!(
-            "plugin {}: returned {bytes} bytes, more than its limits.max_output_bytes of {}",
-            plugin.name,
-            plugin.limits.max_output_bytes
-        );
+fn check_size(plugin: &PluginDecl, bytes: usize) -> Result<(), PluginError> {
+    let max = plugin.limits.max_output_bytes;
+    if bytes as u64 > max {
+        return Err(failure(plugin, PluginErrorKind::TooLarge { bytes, max }));
     }
     Ok(())
+}
+
+/// `kind` of failure, of `plugin`.
+fn failure(plugin: &PluginDecl, kind: PluginErrorKind) -> PluginError {
+    PluginError { plugin: plugin.name.clone(), kind }
 }
 
 fn level_name(level: Level) -> &'static str {
