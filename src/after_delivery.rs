@@ -28,10 +28,13 @@ pub fn run(ingest: &Ingest<'_>, loaded: &Loaded, accepted: &Accepted, started: I
     }
     let deadline = ingest.deadline(started);
     if accepted.event.kind == EventKind::SessionEnd {
+        let limits = &loaded.config.retention;
         let budget = RETENTION_BUDGET.min(ingest::time_left(deadline) / 2);
-        let sliced = ingest
-            .open_store(deadline)
-            .and_then(|mut store| retention::daily(&mut store, &loaded.config.retention, budget));
+        // Most homes set no limits: they are spared a second open.
+        let sliced = match limits.is_set() {
+            true => ingest.open_store(deadline).and_then(|mut store| retention::daily(&mut store, limits, budget)),
+            false => Ok(false),
+        };
         if let Err(err) = sliced {
             outcome.warnings.push(Warning::Retention(err));
         }
