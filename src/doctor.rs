@@ -83,10 +83,19 @@ pub fn checks(cwd: &Path, home_arg: Option<&Path>) -> Vec<Check> {
 
 fn home(loaded: &Loaded) -> Check {
     let home = &loaded.home;
+    // Never made here: a mistyped --home must not become an empty memory.
+    if !home.exists() {
+        return Check::ok(
+            "home",
+            format!(
+                "no memory in {} yet (it does not exist): the first hook creates it; \
+                 check --home and TRAE_MEM_HOME if you expected memory there",
+                home.display()
+            ),
+        );
+    }
     let probe = home.join(".doctor-probe");
-    let writable = std::fs::create_dir_all(home)
-        .and_then(|()| std::fs::write(&probe, b""))
-        .and_then(|()| std::fs::remove_file(&probe));
+    let writable = std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe));
     match writable {
         Ok(()) => Check::ok("home", home.display().to_string()),
         Err(err) => Check::problem(

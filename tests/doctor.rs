@@ -259,3 +259,14 @@ fn each_config_file_is_reported_once() {
     let detail = check(&run.json(), "client cursor")["detail"].as_str().unwrap().to_owned();
     assert_eq!(detail.matches("/old/place/trae-mem").count(), 2, "{detail}");
 }
+
+#[test]
+fn a_home_that_does_not_exist_is_reported_and_never_made() {
+    let home = Home::new();
+    let typo = home.work().join("typo-home");
+    let run = home.run(&["--home", typo.to_str().unwrap(), "doctor", "--json"], None);
+    let out = run.json();
+    let said = check(&out, "home").to_string();
+    assert!(said.contains("no memory in") && said.contains("does not exist"), "{said}");
+    assert!(!typo.exists(), "doctor made the home {}: {run}", typo.display());
+}

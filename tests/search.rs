@@ -633,3 +633,11 @@ fn private_rows_show_as_placeholders_in_timeline_and_show() {
     assert!(run.stdout.contains("[PRIVATE]"), "{run}");
     assert!(!run.stdout.contains("hunter2"), "{run}");
 }
+
+#[test]
+fn a_limit_of_zero_is_refused_rather_than_answered_with_nothing() {
+    let home = filter_seed().home("trigram");
+    let run = home.run(&["search", "build", "--limit", "0"], None).code(2);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(run.stderr.contains("--limit") && run.stderr.contains("it must be at least 1"), "{run}");
+}

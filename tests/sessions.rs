@@ -107,3 +107,21 @@ fn sessions_of_a_project_without_any_names_the_project_and_the_others() {
     assert!(run.stderr.contains(&format!("project {} has no sessions", resolved.display())), "{run}");
     assert!(run.stderr.contains("1 other project has some"), "{run}");
 }
+
+#[test]
+fn show_opens_an_observation_written_as_search_prints_it() {
+    let home = sessions_seed().home("trigram");
+    let run = home.run(&["show", "#2", "--json"], None).ok();
+    let obs = run.json();
+    assert_eq!(
+        (obs["id"].as_i64(), obs["session_id"].as_str(), obs["content"].as_str()),
+        (Some(2), Some(SA), Some("second"))
+    );
+    let text = home.run(&["show", "#2"], None).ok();
+    assert!(text.stdout.starts_with("observation #2\n") && text.stdout.contains(SA), "{text}");
+    // A private row is shown as such, never its text.
+    let private = home.run(&["show", "#3", "--json"], None).ok().json();
+    assert_eq!(private["content"], "[PRIVATE]", "{private}");
+    let run = home.run(&["show", "#999"], None).code(1);
+    assert_eq!(run.stderr, "trae-mem: no observation has id 999; `trae-mem search` shows ids\n", "{run}");
+}

@@ -65,3 +65,13 @@ fn timeline_of_an_unknown_id_fails_clearly() {
     assert!(run.stdout.is_empty(), "{run}");
     assert_eq!(run.stderr, "trae-mem: no observation has id 999; `trae-mem search` shows ids\n", "{run}");
 }
+
+#[test]
+fn an_id_is_taken_as_search_prints_it() {
+    let home = timeline_seed().home("trigram");
+    let plain = home.run(&["timeline", "5", "--json"], None).ok();
+    let marked = home.run(&["timeline", "#5", "--json"], None).ok();
+    assert_eq!(marked.json(), plain.json(), "{marked}");
+    let run = home.run(&["timeline", "#five"], None).code(2);
+    assert!(run.stderr.contains("\"#five\" is not an observation id (a number, such as 42 or #42)"), "{run}");
+}

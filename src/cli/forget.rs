@@ -103,11 +103,7 @@ impl Cmd {
         let ids = self
             .ids
             .iter()
-            .map(|id| {
-                id.trim_start_matches('#')
-                    .parse::<i64>()
-                    .map_err(|_| anyhow::anyhow!("{id:?} is not an observation id (a number, such as 42 or #42)"))
-            })
+            .map(|id| output::observation_id(id).map_err(anyhow::Error::msg))
             .collect::<Result<Vec<_>>>()?;
         let session = self.session.as_deref().map(|s| store.session(s).map(|s| s.id)).transpose()?;
         Ok(Selection {

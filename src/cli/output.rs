@@ -13,6 +13,23 @@ pub fn colour() -> bool {
         && (std::io::stdout().is_terminal() || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
 }
 
+/// An observation id as people write it: `42`, or `#42` as `search` prints it.
+pub fn observation_id(text: &str) -> Result<i64, String> {
+    text.strip_prefix('#')
+        .unwrap_or(text)
+        .parse()
+        .map_err(|_| format!("{text:?} is not an observation id (a number, such as 42 or #42)"))
+}
+
+/// A count that must be at least one, such as `--limit`.
+pub fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse() {
+        Ok(0) => Err("it must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?} is not a whole number")),
+    }
+}
+
 /// "1 session", "2 sessions": a count with its noun, in the right number.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }

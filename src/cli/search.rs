@@ -25,8 +25,8 @@ pub struct Cmd {
     query: Vec<String>,
     #[command(flatten)]
     filters: FilterArgs,
-    /// The most results.
-    #[arg(long, default_value_t = 20)]
+    /// The most results (at least 1).
+    #[arg(long, default_value_t = 20, value_parser = output::at_least_one)]
     limit: usize,
     /// Results to skip, for paging.
     #[arg(long, default_value_t = 0)]

@@ -1,20 +1,22 @@
-//! `trae-mem show`: one session in full.
+//! `trae-mem show`: one session, or one observation, in full.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
 
 use super::Env;
 use super::output::{self, Style, paint};
 use trae_mem::timefmt;
 
-/// Print one session in full.
+/// Print one session, or one observation, in full.
 ///
-/// Its facts, its summaries and every observation (private ones as [PRIVATE]).
+/// A session: its facts, its summaries and every observation (private ones as [PRIVATE]).
+/// `#42` (as `search` prints ids): observation 42, whole.
 #[derive(Debug, Args)]
 pub struct Cmd {
-    /// The session's id, or the start of it (as `trae-mem sessions` shows).
+    /// The session's id, or the start of it (as `trae-mem sessions` shows); or #ID for an observation.
     session: String,
-    /// Print JSON: {session, summaries: [{session_id, level, created_at, content}], observations: [...]}.
+    /// Print JSON: {session, summaries: [{session_id, level, created_at, content}], observations: [...]};
+    /// for #ID, the observation: {id, session_id, ts, kind, tool, content, private, tags}.
     #[arg(long)]
     json: bool,
 }
@@ -22,6 +24,10 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_existing()?;
+        if self.session.starts_with('#') {
+            let id = output::observation_id(&self.session).map_err(anyhow::Error::msg)?;
+            return self.observation(&store, id);
+        }
         let detail = store.session_detail(&self.session)?;
         if self.json {
             return output::json(&detail);
@@ -55,5 +61,29 @@ impl Cmd {
             ]);
         }
         table.print(c)
+    }
+
+    /// Prints observation `id` whole, with the session it belongs to.
+    fn observation(&self, store: &trae_mem::store::Store, id: i64) -> Result<()> {
+        let Some(obs) = store.observations_by_id(&[id])?.into_iter().next() else {
+            bail!("no observation has id {id}; `trae-mem search` shows ids");
+        };
+        if self.json {
+            return output::json(&obs);
+        }
+        let c = output::colour();
+        println!("{} {}", paint("observation", Style::Bold, c), paint(&format!("#{}", obs.id), Style::Cyan, c));
+        println!("  session  {}", obs.session_id);
+        println!("  time     {}", timefmt::local_minute(obs.ts));
+        println!("  kind     {}", obs.kind);
+        if let Some(tool) = &obs.tool {
+            println!("  tool     {tool}");
+        }
+        if !obs.tags.is_empty() {
+            println!("  tags     {}", obs.tags.join(", "));
+        }
+        println!();
+        println!("{}", obs.content);
+        Ok(())
     }
 }

@@ -13,7 +13,8 @@ use trae_mem::timefmt;
 /// Find ids with `trae-mem search`.
 #[derive(Debug, Args)]
 pub struct Cmd {
-    /// The observation's id (the number after # in search results).
+    /// The observation's id, as search prints it: 42 or #42.
+    #[arg(value_parser = output::observation_id)]
     id: i64,
     /// Minutes before and after it.
     #[arg(long, default_value_t = 10)]
