@@ -5,6 +5,7 @@
 //! remains), sessions left empty with their client keys, spooled copies,
 //! and the bytes in the file (`Store::reclaim`).
 
+pub mod rescan;
 pub mod retention;
 
 use std::collections::BTreeSet;
