@@ -363,3 +363,70 @@ fn a_project_install_is_personal_unless_shared_with_the_team() {
     let cursor = home.run(&["install", "cursor"], None).ok();
     assert!(cursor.stdout.contains("install with --shared"), "{cursor}");
 }
+
+/// Runs git in `dir` with the test's HOME and XDG_CONFIG_HOME, as install sees them.
+fn git(home: &Home, dir: &Path, args: &[&str]) -> String {
+    let user = user_home(home);
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", &user)
+        .env("XDG_CONFIG_HOME", user.join(".config"))
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_personal_claude_code_install_keeps_its_file_out_of_git_as_claude_code_does() {
+    let home = Home::new();
+    let user = user_home(&home);
+    let excludes = user.join(".config/git/ignore");
+
+    // Not a git repository: nothing of git's is touched.
+    home.run(&["install", "claude-code"], None).ok();
+    assert!(!user.join(".config").exists(), "install wrote git config outside a repository");
+    home.run(&["uninstall", "claude-code"], None).ok();
+
+    git(&home, &home.work(), &["init", "-q"]);
+    let first = home.run(&["install", "claude-code"], None).ok();
+    assert!(
+        first.stdout.contains(&format!("{}: **/.claude/settings.local.json ignored", excludes.display())),
+        "{first}"
+    );
+    assert_eq!(std::fs::read_to_string(&excludes).unwrap(), "**/.claude/settings.local.json\n");
+    let status = git(&home, &home.work(), &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains("settings.local.json"), "git still offers it to commit:\n{status}");
+    assert!(git(&home, &home.work(), &["check-ignore", ".claude/settings.local.json"]).contains("settings.local.json"));
+
+    let again = home.run(&["install", "claude-code"], None).ok();
+    assert_eq!(again.stdout, "already installed; nothing changed\n");
+    assert_eq!(std::fs::read_to_string(&excludes).unwrap(), "**/.claude/settings.local.json\n");
+    // Uninstall leaves the line, as it would be had Claude Code written it.
+    home.run(&["uninstall", "claude-code"], None).ok();
+    assert_eq!(std::fs::read_to_string(&excludes).unwrap(), "**/.claude/settings.local.json\n");
+
+    // An excludes file of the user's own choosing is the one git reads, and the one written.
+    let own = user.join("my-excludes");
+    std::fs::write(&own, "*.log").unwrap();
+    git(&home, &home.work(), &["config", "--global", "core.excludesFile", "~/my-excludes"]);
+    let project = home.work().join("other");
+    std::fs::create_dir_all(&project).unwrap();
+    git(&home, &project, &["init", "-q"]);
+    home.run(&["install", "claude-code", "--project", project.to_str().unwrap()], None).ok();
+    assert_eq!(std::fs::read_to_string(&own).unwrap(), "*.log\n**/.claude/settings.local.json\n");
+    let status = git(&home, &project, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains("settings.local.json"), "{status}");
+
+    // A repository that ignores it already is left as it is.
+    let ignored = home.work().join("ignored");
+    std::fs::create_dir_all(&ignored).unwrap();
+    git(&home, &ignored, &["init", "-q"]);
+    std::fs::write(ignored.join(".gitignore"), ".claude/\n").unwrap();
+    std::fs::write(&own, "*.log\n").unwrap();
+    let run = home.run(&["install", "claude-code", "--project", ignored.to_str().unwrap()], None).ok();
+    assert!(!run.stdout.contains("ignored in every git repository"), "{run}");
+    assert_eq!(std::fs::read_to_string(&own).unwrap(), "*.log\n");
+}

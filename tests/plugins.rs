@@ -509,3 +509,20 @@ fn the_built_in_summarizer_reads_model_response_decisions_as_conclusions() {
     assert!(zh_brief.contains("\n结论与决定: 已完成：库存查询加了 30 秒的内存缓存（src/api/stock.rs）"), "{zh_brief}");
     assert!(zh_detailed.contains("\n- 决定：缓存按商品 ID 分片，写库存时主动失效。\n"), "{zh_detailed}");
 }
+
+#[test]
+fn plugins_check_names_the_build_of_an_example_plugin_that_is_not_built() {
+    let home = Home::new();
+    let clone = crate::demo::unbuilt_clone(&home);
+    let run = home.run(&["plugins", "check"], None).code(1);
+    let fails: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert_eq!(fails.len(), 4, "{run}");
+    let build = crate::demo::build_command(&clone);
+    for fail in fails {
+        assert!(fail.contains(&format!("it is not built; build it with `{build}`")), "{fail}");
+    }
+    // A wasm that is not a cargo build's output has no build to name.
+    declare(&home, "[[plugins]]\nname = \"lost\"\npath = \"lost.wasm\"\nrole = \"sampler\"\ntools = [\"*\"]\n");
+    let run = home.run(&["plugins", "check"], None).code(1);
+    assert!(run.stdout.contains("cannot read") && !run.stdout.contains("build it"), "{run}");
+}

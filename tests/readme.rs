@@ -30,7 +30,7 @@ struct Machine {
 impl Machine {
     fn new() -> Self {
         let machine = Machine { dir: tempfile::tempdir().unwrap() };
-        for dir in ["home/.cargo/bin", "project"] {
+        for dir in ["home/.cargo/bin", "project", "tmp"] {
             std::fs::create_dir_all(machine.dir.path().join(dir)).unwrap();
         }
         std::os::unix::fs::symlink(
@@ -56,6 +56,10 @@ impl Machine {
         sh.args(["-c", line])
             .current_dir(self.project())
             .env("HOME", self.home())
+            // The machine's own: git's user config, and the temporary folder
+            // (where a kept demo home stays).
+            .env("XDG_CONFIG_HOME", self.home().join(".config"))
+            .env("TMPDIR", self.dir.path().join("tmp"))
             .env("PATH", path)
             .env("NO_COLOR", "1")
             .env_remove("TRAE_MEM_HOME")
@@ -72,9 +76,15 @@ fn the_demo_runs_and_the_commands_it_prints_run_as_printed() {
     // `cargo run --release -- demo` runs the release binary with `demo`.
     let demo = demo.strip_prefix("cargo run --release -- ").unwrap();
     let run = machine.sh(&format!("trae-mem {demo}"), None).ok();
+    // It removes its home, and says how to keep one.
+    let keep = run.stdout.split("== Explore it yourself").nth(1).unwrap().trim();
+    let keep = keep.split("  #").next().unwrap().trim();
+    assert!(keep.ends_with(" demo --keep"), "{run}");
+    let run = machine.sh(keep, None).ok();
     let printed: Vec<&str> =
         run.stdout.split("== Explore it yourself").nth(1).unwrap().lines().map(str::trim).collect();
-    let printed: Vec<&str> = printed.into_iter().filter(|l| !l.is_empty()).collect();
+    let printed: Vec<&str> =
+        printed.into_iter().filter(|l| !l.is_empty() && !l.starts_with("the demo's home")).collect();
     assert_eq!(printed.len(), 3, "{run}");
     // The viewer (the third) serves until stopped; tests/serve.rs covers it.
     assert!(printed[2].contains(" serve "), "{run}");

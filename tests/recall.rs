@@ -226,11 +226,13 @@ fn private_rows_never_come_back_from_search() {
 
 /// The README's first command: the demo replays recorded sessions, then
 /// searches them and shows a hit's timeline (a summary hit, which has no
-/// id, must not stop it).
+/// id, must not stop it); kept, its home is there to explore.
 #[test]
 fn the_demo_recalls_what_it_replayed() {
     let home = Home::new();
-    let run = home.run(&["demo"], None).ok();
+    let tmp = home.home().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let run = home.run_env(&["demo", "--keep"], &[("TMPDIR", tmp.to_str().unwrap())], None).ok();
     assert!(run.stdout.contains("== Explore it yourself"), "{run}");
     assert!(run.stdout.contains("# Memory from earlier sessions in this project (trae-mem)"), "{run}");
     // Every session it leaves behind recorded something: telling what the

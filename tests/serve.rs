@@ -477,3 +477,55 @@ fn the_viewers_pages_read_and_never_write() {
     drop(viewer);
     assert_eq!(count(&home, &format!("SELECT count(*) FROM summaries WHERE session_id = '{open}'")), 0);
 }
+
+/// The card of observation `id` in a page or a stream.
+fn card_of(body: &str, id: i64) -> String {
+    let start = body.find(&format!("data-id=\"{id}\"")).unwrap_or_else(|| panic!("no card #{id} in:\n{body}"));
+    let end = body[start..].find("</article>").unwrap() + start;
+    body[start..end].to_owned()
+}
+
+#[test]
+fn tool_rows_are_named_as_summaries_name_them_with_their_input_and_output_a_click_away() {
+    let home = Home::new();
+    let viewer = Viewer::start(&home);
+    let mut stream = viewer.events("?after=0");
+    let dir = project(&home);
+    claude_code_hook(
+        &home,
+        "s-tool",
+        "PostToolUse",
+        json!({"cwd": dir, "tool_name": "Edit", "tool_use_id": "toolu_edit",
+               "tool_input": {"file_path": "src/db/pool.rs", "old_string": "max = 4", "new_string": "max = 16"},
+               "tool_response": {"filePath": "src/db/pool.rs", "structuredPatch": "@@ -1 +1 @@"}}),
+    )
+    .ok();
+    let id = newest_id(&home);
+    let content: String =
+        home.db().query_row("SELECT content FROM observations WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+    // As the session's summary names it.
+    home.run(&["summarize", &session_of(&home, "s-tool")], None).ok();
+    let detailed: String =
+        home.db().query_row("SELECT content FROM summaries WHERE level = 'detailed'", [], |r| r.get(0)).unwrap();
+    assert!(detailed.lines().any(|l| l == "- Edit: src/db/pool.rs"), "{detailed}");
+
+    let (arrived, streamed) = read_events_until(&mut stream, "</details>", Duration::from_secs(10));
+    assert!(arrived, "{streamed}");
+    // An event's data is its data lines, joined by line breaks.
+    let data: Vec<&str> =
+        streamed.lines().filter_map(|l| l.strip_prefix("data:")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
+    let streamed = data.join("\n");
+    let escaped = maud::html! { (content) }.into_string();
+    let full = format!(
+        "<details class=\"io\"><summary>input and output</summary><pre class=\"content\">{escaped}</pre></details>"
+    );
+    for (place, card) in [("live page", card_of(&viewer.page("/"), id)), ("live stream", card_of(&streamed, id))] {
+        assert!(card.contains("<p class=\"action\">Edit: src/db/pool.rs</p>"), "{place}: {card}");
+        assert!(card.contains(&full), "{place}: the whole input and output, folded: {card}");
+        let shown = card.replace(&full, "");
+        assert!(!shown.contains("old_string") && !shown.contains("filePath"), "{place} shows the raw JSON: {card}");
+    }
+    // The observation's own page shows them unfolded.
+    let own = card_of(&viewer.page(&format!("/observation/{id}")), id);
+    assert!(own.contains("<details class=\"io\" open><summary>input and output</summary>"), "{own}");
+}

@@ -496,3 +496,83 @@ fn a_server_over_the_network_is_reached_with_tls_and_its_certificate_checked() {
     let refused = laptop.home.run_env(&["sync", "--project", &project], &env, None).code(1);
     assert!(refused.stderr.contains("pg_hba.conf"), "{}", refused.stderr);
 }
+
+#[test]
+fn the_status_counts_only_what_others_pushed_as_to_pull() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    let bob = Machine::new(&server, "bob@work", "git@github.com:acme/billing.git", "");
+    share_key(&[&laptop, &bob]);
+    laptop.session("l1", "ownquokka");
+    assert!(pushed(&laptop.sync(&["--json"]).ok()) > 0);
+    // Right after its own push, nothing waits for the laptop.
+    let status = laptop.sync(&["--status", "--json"]).ok().json();
+    assert_eq!((&status[0]["to_push"], &status[0]["to_pull"]), (&json!(0), &json!(0)), "{status}");
+    let text = laptop.sync(&["--status"]).ok();
+    assert!(text.stdout.contains("to pull: 0 records"), "{text}");
+
+    bob.session("b1", "bobsquokka");
+    let bobs = pushed(&bob.sync(&["--json"]).ok());
+    assert!(bobs > 0);
+    let status = bob.sync(&["--status", "--json"]).ok().json();
+    assert_eq!(status[0]["to_pull"], 0, "bob pulled the laptop's and pushed his own: {status}");
+    // The laptop is told of bob's records, and of none of its own.
+    let status = laptop.sync(&["--status", "--json"]).ok().json();
+    assert_eq!(status[0]["to_pull"], bobs, "{status}");
+    laptop.sync(&[]).ok();
+    let status = laptop.sync(&["--status", "--json"]).ok().json();
+    assert_eq!(status[0]["to_pull"], 0, "{status}");
+}
+
+#[test]
+fn the_status_of_a_home_without_a_key_says_sync_needs_one_and_how_to_make_it() {
+    let Some(server) = Postgres::start() else { return };
+    let keyless = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    keyless.session("l1", "keylessquokka");
+    let status = keyless.sync(&["--status"]).ok();
+    assert!(!status.stdout.contains("plaintext"), "nothing goes up unsealed: {status}");
+    assert!(
+        status.stdout.contains("team key: none, and sync will not run without one")
+            && status.stdout.contains("`trae-mem sync key new`")
+            && status.stdout.contains("`trae-mem sync key import`"),
+        "{status}"
+    );
+    assert!(status.stdout.contains("to pull: 0 records"), "the server is asked without a key: {status}");
+    let json = keyless.sync(&["--status", "--json"]).ok().json();
+    assert_eq!((&json[0]["key_id"], &json[0]["plaintext"]), (&Value::Null, &json!(false)), "{json}");
+    // As the status says: sync refuses, and pushes nothing.
+    let refused = keyless.sync(&[]).code(1);
+    assert!(refused.stderr.contains("trae-mem sync key new"), "{}", refused.stderr);
+    assert_eq!(server.records(), 0);
+    // The command it names makes a key, and then sync runs.
+    keyless.home.run(&["sync", "key", "new"], None).ok();
+    assert!(pushed(&keyless.sync(&["--json"]).ok()) > 0);
+
+    // A team that chose plaintext is told its records go up unsealed.
+    let plain = Machine::new(&server, "bob@work", "git@github.com:acme/other.git", "plaintext = true\n");
+    let status = plain.sync(&["--status"]).ok();
+    assert!(status.stdout.contains("team key: none: records go up unsealed ([sync] plaintext = true)"), "{status}");
+}
+
+#[test]
+fn key_import_refuses_keys_nobody_drew_at_random() {
+    let home = crate::util::Home::new();
+    for (key, says) in [
+        ("00".repeat(32), "every byte is 00"),
+        ("7".repeat(64), "every byte is 77"),
+        ("0123456789abcdef".repeat(4), "it repeats 8 byte values"),
+        ("ab12".repeat(8), "this has 32"),
+        ("zz".repeat(32), "hex digits (0-9, a-f)"),
+    ] {
+        let refused = home.run(&["sync", "key", "import"], Some(key.as_bytes())).code(1);
+        assert!(refused.stderr.contains(says), "{key}: {}", refused.stderr);
+        assert_eq!(refused.stderr.lines().count(), 1, "{}", refused.stderr);
+        if !says.contains("hex digits") && !says.contains("this has") {
+            assert!(refused.stderr.contains("`trae-mem sync key new`"), "{}", refused.stderr);
+        }
+        assert!(!home.home().join("sync.key").exists(), "{key} was kept");
+    }
+    let drawn = "3f9a0c7eb14d52e86a07f3c9d2e1b85649c0a7f31e8d6b25c7f04a915b3e2d08";
+    home.run(&["sync", "key", "import", drawn], None).ok();
+    assert!(home.home().join("sync.key").exists());
+}

@@ -8,6 +8,7 @@ mod capture;
 mod clients;
 mod config;
 mod database;
+mod demo;
 mod doctor;
 mod forget;
 mod guide;

@@ -90,6 +90,11 @@ impl Home {
             .current_dir(self.work())
             .env("TRAE_MEM_HOME", self.home())
             .env("HOME", self.dir.path())
+            // Git's user config too, so that nothing a test runs (install
+            // adds to git's excludes file) reaches the real user's.
+            .env("XDG_CONFIG_HOME", self.dir.path().join(".config"))
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("TRAE_MEM_INDEX")
             .env_remove("TRAE_MEM_DEADLINE_MS")
             .env("NO_COLOR", "1");

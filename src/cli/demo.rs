@@ -21,9 +21,14 @@ const INVENTORY_API: &str = include_str!("../../examples/demo/inventory-api.json
 /// Replays recorded coding sessions through the real hook path into a fresh home, then shows
 /// what trae-mem remembers: sessions, a search in English and in Chinese, a timeline, the
 /// summaries, and the context the next session starts with.
-/// Uses a new temporary home unless --home is given.
+/// Uses a new temporary home, removed at the end unless --keep is given,
+/// or the home --home names (which is kept).
 #[derive(Debug, Args)]
-pub struct Cmd {}
+pub struct Cmd {
+    /// Keep the temporary home, and end with the commands to explore it.
+    #[arg(long)]
+    keep: bool,
+}
 
 #[derive(Deserialize)]
 struct Line {
@@ -33,11 +38,16 @@ struct Line {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let home = match &env.home {
-            Some(home) => home.clone(),
-            None => fresh_home()?,
+        let temporary = match &env.home {
+            Some(home) => DemoHome { path: home.clone(), remove: false },
+            None => DemoHome { path: fresh_home()?, remove: !self.keep },
         };
+        let home = temporary.path.clone();
         let exe = std::env::current_exe().context("cannot find the trae-mem binary")?;
+        let loaded = trae_mem::config::load(&env.cwd, Some(&home))?;
+        if let Some(warning) = plugins_standing_down(&loaded) {
+            eprintln!("warning: {warning}");
+        }
         let c = output::colour();
         let lines: Vec<Line> = RECORDED
             .lines()
@@ -71,7 +81,6 @@ impl Cmd {
         // The block a SessionStart hook would give, from the code the hook
         // runs, without starting a session (which would leave an empty one
         // behind, beside those the listing above showed).
-        let loaded = trae_mem::config::load(&env.cwd, Some(&home))?;
         let store = super::open_store(&loaded)?;
         let project = trae_mem::project::identify(Path::new("/home/dev/src/inventory-api"));
         let settings = &loaded.config.context;
@@ -80,13 +89,58 @@ impl Cmd {
 
         heading("Explore it yourself", c);
         // As they run before anything is installed: this binary, by its path.
-        let prefix =
-            format!("{} --home {}", trae_mem::install::shell_quote(&exe), trae_mem::install::shell_quote(&home));
+        let exe = trae_mem::install::shell_quote(&exe);
+        if temporary.remove {
+            println!("  {exe} demo --keep      # keeps the demo's home, and ends with the commands to explore it");
+            return Ok(());
+        }
+        if env.home.is_none() {
+            println!("{}", paint(&format!("the demo's home is kept in {}", home.display()), Style::Dim, c));
+        }
+        let prefix = format!("{exe} --home {}", trae_mem::install::shell_quote(&home));
         println!("  {prefix} search \"busy timeout\"");
         println!("  {prefix} sessions");
         println!("  {prefix} serve --open      # the web viewer");
         Ok(())
     }
+}
+
+/// The demo's home, removed when the demo ends (whichever way) if it is
+/// a temporary one the user did not ask to keep.
+struct DemoHome {
+    path: PathBuf,
+    remove: bool,
+}
+
+impl Drop for DemoHome {
+    fn drop(&mut self) {
+        if self.remove {
+            // Nothing to do about a home that will not go: it is in the
+            // system's temporary folder.
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Why some of the plugins the config declares would not run, in one
+/// line, when they would not: the hooks then fall back on the built-in
+/// behaviour quietly (their reasons go to logs/plugins.log), and someone
+/// watching the demo should know that it is not showing the plugins.
+fn plugins_standing_down(loaded: &trae_mem::config::Loaded) -> Option<String> {
+    let plugins = trae_mem::plugins::Plugins::of(&loaded.config, &loaded.home, true);
+    let failed: Vec<(&str, anyhow::Error)> =
+        plugins.all().iter().filter_map(|p| plugins.check(p).err().map(|e| (p.name.as_str(), e))).collect();
+    let (_, first) = failed.first()?;
+    let names: Vec<&str> = failed.iter().map(|(name, _)| *name).collect();
+    let summarizer = plugins.summarizer().filter(|s| names.contains(&s.name.as_str()));
+    Some(format!(
+        "{} not loaded, so the built-in behaviour stands in{}: {first:#}",
+        match names.len() {
+            1 => format!("the plugin {}", names[0]),
+            _ => format!("the plugins {}", names.join(", ")),
+        },
+        if summarizer.is_some() { " (the built-in summarizer writes the summaries)" } else { "" },
+    ))
 }
 
 fn heading(text: &str, colour: bool) {

@@ -34,7 +34,7 @@ pub struct Cmd {
     status: bool,
     /// Print JSON: a list of {project, portable_key, pushed, pulled_sessions, pulled_observations,
     /// pulled_summaries, forgotten}; with --status, {project, portable_key, to_push, to_pull,
-    /// server_error, last_sync, key_id}.
+    /// server_error, last_sync, key_id, plaintext}.
     #[arg(long)]
     json: bool,
 }
@@ -90,12 +90,18 @@ impl Cmd {
             for status in statuses {
                 println!("{} ({})", status.portable_key, status.project);
                 let to_pull = match (status.to_pull, &status.server_error) {
-                    (Some(n), _) => output::count(n as u64, "record", "records"),
+                    (Some(n), _) => output::count(n, "record", "records"),
                     (None, Some(err)) => format!("unknown ({err})"),
                     (None, None) => "unknown".to_owned(),
                 };
                 let last = status.last_sync.map_or_else(|| "never".to_owned(), timefmt::local_minute);
-                let key = status.key_id.map_or_else(|| "none (plaintext)".to_owned(), |id| id.to_string());
+                let key = match (status.key_id, status.plaintext) {
+                    (_, true) => "none: records go up unsealed ([sync] plaintext = true)".to_owned(),
+                    (Some(id), false) => id,
+                    (None, false) => "none, and sync will not run without one: `trae-mem sync key new` makes \
+                                      one to share, `trae-mem sync key import` keeps a teammate's"
+                        .to_owned(),
+                };
                 println!("  to push: {}", output::count(status.to_push as u64, "record", "records"));
                 println!("  to pull: {to_pull}");
                 println!("  last sync: {last}; team key: {key}");

@@ -17,12 +17,14 @@
 //! `~/.claude.json`, both uncommitted, with this binary's absolute path.
 //! `--shared` writes the committed files (`.claude/settings.json`,
 //! `.mcp.json`) with `trae-mem` found on `PATH`, so that they work on every
-//! teammate's machine.
+//! teammate's machine. Like Claude Code, a personal install has git ignore
+//! `.claude/settings.local.json` (`git_ignore`).
 
 mod cline;
 mod codex_toml;
 mod codex_trust;
 pub mod file;
+mod git_ignore;
 mod json;
 
 use std::path::{Path, PathBuf};
@@ -108,7 +110,13 @@ pub const ON_PATH: &str = "trae-mem";
 /// Writes `client`'s configuration for `target`, keeping each original in
 /// `backups`; returns what changed (nothing when it is already installed).
 pub fn install(client: Client, target: &Target, backups: &Path) -> Result<Vec<Change>> {
-    apply(client, target, backups, Action::Install)
+    let mut changes = apply(client, target, backups, Action::Install)?;
+    // Claude Code's personal file, kept out of git as Claude Code keeps it.
+    let personal = target.root.join(".claude/settings.local.json");
+    if client == Client::ClaudeCode && !target.global && !target.shared && personal.exists() {
+        changes.extend(git_ignore::keep_out(&target.root, &personal)?);
+    }
+    Ok(changes)
 }
 
 /// Removes what `install` added for `client`.

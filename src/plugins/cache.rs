@@ -53,7 +53,13 @@ pub fn load(
     cache_dir: &Path,
     may_compile: bool,
 ) -> Result<(Component, Source)> {
-    let bytes = std::fs::read(wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
+    let bytes = std::fs::read(wasm).map_err(|err| {
+        let build = (err.kind() == std::io::ErrorKind::NotFound).then(|| super::build::command(wasm)).flatten();
+        match build {
+            Some(build) => anyhow::anyhow!("cannot read {}: it is not built; build it with `{build}`", wasm.display()),
+            None => anyhow::Error::new(err).context(format!("cannot read {}", wasm.display())),
+        }
+    })?;
     let sha = sha256_hex(&bytes);
     if let Some(pin) = pin
         && !pin.eq_ignore_ascii_case(&sha)

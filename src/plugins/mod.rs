@@ -7,6 +7,7 @@
 //! comes back as an error naming the plugin, for the caller to log and fall
 //! back on the built-in behaviour: a plugin can never break a hook.
 
+pub mod build;
 pub mod cache;
 mod error;
 mod sandbox;

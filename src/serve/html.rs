@@ -5,7 +5,8 @@
 use maud::{DOCTYPE, Markup, html};
 
 use crate::recall::{MARK_END, MARK_START};
-use crate::store::Observation;
+use crate::store::{Kind, Observation};
+use crate::summarize::builtin::tool_action;
 use crate::text::clip;
 use crate::timefmt;
 
@@ -54,13 +55,24 @@ pub fn page(title: &str, current: Nav, body: Markup) -> Markup {
     }
 }
 
+/// The characters of a tool call's name on a card (`Bash: <command>`).
+const ACTION_CHARS: usize = 240;
+
 /// An observation as a card: its id, kind, tool, project, session and
-/// time, then its content (clipped to `chars`, or whole with `None`).
+/// time, then its content (clipped to `chars`, or whole with `None`). A
+/// tool call is named as summaries name it, with its recorded input and
+/// output, whole, a click away (open on its own page).
 pub fn card(observation: &Observation, project: Option<&str>, chars: Option<usize>, anchor: bool) -> Markup {
     let o = observation;
-    let content = match chars {
-        Some(chars) => clip(&o.content, chars),
-        None => o.content.clone(),
+    let body = match o.kind {
+        Kind::Tool => html! {
+            p.action { (clip(&tool_action(o.tool.as_deref(), &o.content), ACTION_CHARS)) }
+            details.io open[chars.is_none()] {
+                summary { "input and output" }
+                pre.content { (o.content) }
+            }
+        },
+        _ => html! { pre.content { (chars.map_or_else(|| o.content.clone(), |chars| clip(&o.content, chars))) } },
     };
     html! {
         article.card.anchor[anchor] data-id=(o.id) {
@@ -72,7 +84,7 @@ pub fn card(observation: &Observation, project: Option<&str>, chars: Option<usiz
                 a.session href=(session_href(&o.session_id)) { (session_label(&o.session_id)) }
                 time { (timefmt::local_minute(o.ts)) }
             }
-            pre.content { (content) }
+            (body)
         }
     }
 }

@@ -239,6 +239,17 @@ impl Store {
         self.tidy_wal()
     }
 
+    /// How many of `ids` (records on the server) this device does not
+    /// hold: what a pull would store. Its own pushes, and what it pulled,
+    /// are here already.
+    pub fn not_here(&self, ids: &[RecordId]) -> Result<u64> {
+        let mut missing = 0;
+        for id in ids {
+            missing += u64::from(!on_server(&self.conn, id)?);
+        }
+        Ok(missing)
+    }
+
     /// Notes a sync of the project that completed now.
     pub fn synced(&self, state: &mut SyncState) -> Result<()> {
         let now = now_ms();

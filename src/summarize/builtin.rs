@@ -52,8 +52,7 @@ pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
     let answers = distinct(of_kind(&[Kind::Response]).iter().map(|o| one_line(&o.content)));
     let concluded = distinct(of_kind(&[Kind::Response, Kind::Decision]).iter().flat_map(|o| conclusions(o)));
     let tool_rows = of_kind(&[Kind::Tool]);
-    let actions =
-        distinct(tool_rows.iter().map(|o| format!("{}: {}", o.tool.as_deref().unwrap_or("tool"), action(&o.content))));
+    let actions = distinct(tool_rows.iter().map(|o| tool_action(o.tool.as_deref(), &o.content)));
     let errors = distinct(
         of_kind(&[Kind::Error])
             .iter()
@@ -129,6 +128,13 @@ fn conclusions(row: &Observation) -> Vec<String> {
         .filter(|line| !line.is_empty() && !line.ends_with([':', '：']))
         .map(str::to_owned)
         .collect()
+}
+
+/// A tool call as summaries name it: the tool, then what it was asked to
+/// do (`Edit: src/db/pool.rs`, `Bash: cargo test`). The viewer names tool
+/// rows so too.
+pub fn tool_action(tool: Option<&str>, content: &str) -> String {
+    format!("{}: {}", tool.unwrap_or("tool"), action(content))
 }
 
 /// What a tool was asked to do, from its recorded input: the command, file,

@@ -15,6 +15,12 @@ use crate::text::{from_hex, hex};
 /// The key's file in the home.
 pub const KEY_FILE: &str = "sync.key";
 
+/// The fewest distinct byte values a key may hold. 32 random bytes hold
+/// about 30 (fewer than 16 about once in 3 * 10^16 keys), while a
+/// made-up key (all zeros, one byte repeated, a short pattern such as
+/// `0123456789abcdef` four times) holds 8 or fewer.
+const MIN_DISTINCT_BYTES: usize = 16;
+
 /// A team key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct TeamKey([u8; 32]);
@@ -32,12 +38,29 @@ impl TeamKey {
     }
 
     /// Reads a key as `to_hex` writes it; spaces and line breaks are ignored.
+    /// A key that is not random (see `MIN_DISTINCT_BYTES`) is refused.
     pub fn parse(text: &str) -> Result<Self> {
         let digits: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        match from_hex(&digits) {
-            Some(key) => Ok(Self(key)),
-            None => bail!("a team key is 64 hex digits, as `trae-mem sync key new` prints it"),
+        let Some(key) = from_hex::<32>(&digits) else {
+            match digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                true => bail!(
+                    "a team key is 64 hex digits, and this has {}: copy the whole line `trae-mem sync key new` printed",
+                    digits.len()
+                ),
+                false => bail!("a team key is 64 hex digits (0-9, a-f), as `trae-mem sync key new` prints it"),
+            }
+        };
+        let distinct = key.iter().collect::<std::collections::BTreeSet<_>>().len();
+        if distinct < MIN_DISTINCT_BYTES {
+            bail!(
+                "this is not a random key ({}): anyone could guess it; make a team key with `trae-mem sync key new`",
+                match distinct {
+                    1 => format!("every byte is {:02x}", key[0]),
+                    _ => format!("it repeats {distinct} byte values"),
+                }
+            );
         }
+        Ok(Self(key))
     }
 
     pub fn to_hex(&self) -> String {
@@ -122,5 +145,17 @@ mod tests {
         other.save(home.path(), true).unwrap();
         assert_eq!(TeamKey::load(home.path()).unwrap(), Some(other));
         assert!(TeamKey::parse("abc").is_err());
+    }
+
+    #[test]
+    fn keys_nobody_drew_at_random_are_refused() {
+        for weak in ["00".repeat(32), "ab".repeat(32), "0123456789abcdef".repeat(4)] {
+            let refused = TeamKey::parse(&weak).unwrap_err().to_string();
+            assert!(refused.contains("not a random key") && refused.contains("sync key new"), "{refused}");
+        }
+        for _ in 0..1000 {
+            let key = TeamKey::generate();
+            assert_eq!(TeamKey::parse(&key.to_hex()).unwrap(), key);
+        }
     }
 }

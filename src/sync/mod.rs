@@ -65,14 +65,17 @@ pub struct Status {
     pub portable_key: String,
     /// Records to push.
     pub to_push: usize,
-    /// Records on the server not yet pulled here; `None` when the server
-    /// could not be asked (`server_error` says why).
-    pub to_pull: Option<i64>,
+    /// Records teammates pushed that are not here yet; `None` when the
+    /// server could not be asked (`server_error` says why).
+    pub to_pull: Option<u64>,
     pub server_error: Option<String>,
     /// Unix milliseconds of the last completed sync.
     pub last_sync: Option<i64>,
-    /// The team key's short id; `None` in plaintext mode.
+    /// The team key's short id; `None` in plaintext mode, and when this
+    /// home has no key (then sync refuses to run).
     pub key_id: Option<String>,
+    /// Whether records go up unsealed (`[sync] plaintext = true`).
+    pub plaintext: bool,
 }
 
 /// The settings of the project in `dir` when it is shared; `None` when it
@@ -105,14 +108,18 @@ pub fn author(loaded: &Loaded) -> String {
     }
 }
 
-/// The server's URL and how records are sealed, or why sync cannot run.
+/// The server, and how records are sealed, or why sync cannot run.
 fn connect(shared: &Shared) -> Result<(Server, Sealer)> {
-    let settings = &shared.loaded.config.sync;
-    let Some(url) = settings.url.as_deref() else {
-        return Err(SyncError::NoServer { config: shared.loaded.home.join("trae-mem.toml") }.into());
-    };
+    let url = url(shared)?;
     let sealer = sealer(shared)?;
     Ok((Server::connect(url)?, sealer))
+}
+
+fn url(shared: &Shared) -> Result<&str> {
+    match shared.loaded.config.sync.url.as_deref() {
+        Some(url) => Ok(url),
+        None => Err(SyncError::NoServer { config: shared.loaded.home.join("trae-mem.toml") }.into()),
+    }
 }
 
 fn sealer(shared: &Shared) -> Result<Sealer> {
@@ -257,13 +264,20 @@ fn open(sealer: &Sealer, pulled: &Pulled) -> Result<(i64, RecordId, ExportRecord
 }
 
 /// What is waiting each way for the project. The server is asked only for
-/// a count; when it cannot be reached, the status says why.
+/// the ids past this device's cursor (no key is needed for that), and
+/// those this device holds (its own pushes) are not counted; when it
+/// cannot be reached, the status says why.
 pub fn status(store: &mut Store, shared: &Shared) -> Result<Status> {
     let mut state = store.sync_state(&shared.project)?;
     let author = author(&shared.loaded);
     let to_push = store.to_push(&mut state, &shared.project, &author, usize::MAX >> 1)?.records.len();
-    let asked = connect(shared).and_then(|(mut server, sealer)| server.waiting(&sealer.project, state.cursor));
-    let key_id = match shared.loaded.config.sync.plaintext {
+    let project = seal::project_id(&shared.portable_key);
+    let asked = url(shared)
+        .and_then(Server::connect)
+        .and_then(|mut server| server.ids_after(&project, state.cursor))
+        .and_then(|ids| store.not_here(&ids));
+    let plaintext = shared.loaded.config.sync.plaintext;
+    let key_id = match plaintext {
         true => None,
         false => TeamKey::load(&shared.loaded.home)?.map(|key| key.id()),
     };
@@ -279,5 +293,6 @@ pub fn status(store: &mut Store, shared: &Shared) -> Result<Status> {
         server_error,
         last_sync: state.last_sync,
         key_id,
+        plaintext,
     })
 }

@@ -12,6 +12,12 @@ use super::SyncError;
 use super::key::TeamKey;
 use crate::store::RecordId;
 
+/// The project as the server knows it, whatever the key: a hash of its
+/// portable key.
+pub fn project_id(portable_key: &str) -> [u8; 32] {
+    Sha256::new().chain_update(b"trae-mem project v1\0").chain_update(portable_key).finalize().into()
+}
+
 /// How the records of one project are sealed and opened on this device.
 pub struct Sealer {
     /// `None` in plaintext mode.
@@ -32,7 +38,6 @@ pub struct Sealed {
 impl Sealer {
     /// Seals with `key`, or stores plaintext when there is none.
     pub fn new(key: Option<&TeamKey>, portable_key: &str) -> Self {
-        let project = Sha256::new().chain_update(b"trae-mem project v1\0").chain_update(portable_key).finalize();
         let cipher = key.map(|key| {
             let derived = Sha256::new()
                 .chain_update(b"trae-mem seal v1\0")
@@ -41,7 +46,7 @@ impl Sealer {
                 .finalize();
             XChaCha20Poly1305::new(&derived)
         });
-        Self { cipher, project: project.into() }
+        Self { cipher, project: project_id(portable_key) }
     }
 
     fn associated(&self, id: &RecordId, kind: i16) -> Vec<u8> {

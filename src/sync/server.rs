@@ -13,6 +13,7 @@ use postgres::{Client, NoTls};
 
 use super::SyncError;
 use super::seal::Sealed;
+use crate::store::RecordId;
 
 /// Each entry moves the server's schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[include_str!("server_0001.sql")];
@@ -129,13 +130,22 @@ impl Server {
             .collect())
     }
 
-    /// How many of the project's records come after `after`.
-    pub fn waiting(&mut self, project: &[u8; 32], after: i64) -> Result<i64> {
-        let row = self.client.query_one(
-            "SELECT count(*) FROM trae_mem_records WHERE project = $1 AND seq > $2",
-            &[&project.as_slice(), &after],
-        )?;
-        Ok(row.get(0))
+    /// The ids of the project's records after sequence number `after`,
+    /// read a page at a time.
+    pub fn ids_after(&mut self, project: &[u8; 32], mut after: i64) -> Result<Vec<RecordId>> {
+        const PAGE: i64 = 10_000;
+        let mut ids = Vec::new();
+        loop {
+            let rows = self.client.query(
+                "SELECT seq, id FROM trae_mem_records WHERE project = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                &[&project.as_slice(), &after, &PAGE],
+            )?;
+            ids.extend(rows.iter().map(|row| *row.get::<_, uuid::Uuid>(1).as_bytes()));
+            match rows.last() {
+                Some(last) if rows.len() as i64 == PAGE => after = last.get(0),
+                _ => return Ok(ids),
+            }
+        }
     }
 }
 
