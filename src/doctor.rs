@@ -61,7 +61,7 @@ pub fn checks(cwd: &Path, home_arg: Option<&Path>) -> Vec<Check> {
             checks.push(Check::problem(
                 "config",
                 format!("{err:#}"),
-                "correct the file named above (trae-mem.toml in the repository documents every key); hooks record with defaults meanwhile",
+                "correct the file named above (`trae-mem config default` prints every key with its default and what it does); hooks record with defaults meanwhile",
             ));
             match config::defaults(home_arg) {
                 Ok(defaults) => defaults,
@@ -265,10 +265,12 @@ fn runs(binary: &str) -> Result<Runs, String> {
 }
 
 fn spool(loaded: &Loaded) -> Vec<Check> {
+    // Waiting events and dead letters lose nothing and stop no hook: they
+    // are warnings. Only a spool that cannot be read is a problem.
     let spool = Spool::new(&loaded.home);
     let pending = match spool.pending() {
         Ok(pending) if pending.is_empty() => Check::ok("spool", "no events waiting"),
-        Ok(pending) => Check::problem(
+        Ok(pending) => Check::warning(
             "spool",
             format!("{} event(s) waiting to be stored", pending.len()),
             "trae-mem spool replay (the next hook also tries)",
@@ -277,10 +279,11 @@ fn spool(loaded: &Loaded) -> Vec<Check> {
     };
     let dead = match spool.dead_letters() {
         Ok(letters) if letters.is_empty() => Check::ok("dead letters", "none"),
-        Ok(letters) => Check::problem(
+        Ok(letters) => Check::warning(
             "dead letters",
             format!("{} payload(s) could not be read", letters.len()),
-            "trae-mem spool list shows them; trae-mem spool replay stores those that read now",
+            "`trae-mem spool list` says why; `trae-mem spool replay` stores those that read now, \
+             and `trae-mem spool drop` discards the rest",
         ),
         Err(err) => Check::problem("dead letters", format!("{err:#}"), "trae-mem spool list"),
     };

@@ -105,18 +105,17 @@ fn main() -> ExitCode {
         }
         return match HookCli::try_parse_from(hook_args) {
             Ok(hook) => hook.cmd.run(&cli::Env { home: hook.home, cwd: current_dir() }),
-            // clap exits 2 on a usage error, and 2 blocks a coding agent.
-            Err(err) if err.use_stderr() => {
-                let _ = err.print();
-                cli::hook::usage_failure(&std::env::args().collect::<Vec<_>>())
-            }
+            Err(err) if err.use_stderr() => hook_usage_failure(&err, &args),
             Err(err) => err.exit(),
         };
     }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        // clap exits 2 on a usage error, and 2 blocks a coding agent: a hook
-        // with bad arguments must exit 1 instead.
+        // Any command line naming `hook` may be a hook's, whatever comes
+        // before it (`trae-mem -v hook`): it takes the hook's way out.
+        Err(err) if err.use_stderr() && args.iter().skip(1).any(|a| a == "hook") => {
+            return hook_usage_failure(&err, &args);
+        }
         Err(err) => err.exit(),
     };
     let env = cli::Env { home: cli.home, cwd: current_dir() };
@@ -162,6 +161,17 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A hook's command line that does not parse. clap would print a usage
+/// block and exit 2, and 2 blocks a coding agent: a hook says what is wrong
+/// in one line and exits as its client's failure.
+fn hook_usage_failure(err: &clap::Error, args: &[OsString]) -> ExitCode {
+    let rendered = err.render().to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    let what = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("trae-mem: {what} (`trae-mem hook --help` lists the hook's arguments)");
+    cli::hook::usage_failure(&args.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>())
 }
 
 fn current_dir() -> PathBuf {

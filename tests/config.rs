@@ -36,3 +36,26 @@ fn config_show_says_where_each_setting_comes_from() {
     let text = home.run(&["config", "show"], None).ok().stdout;
     assert!(text.contains(&format!("prompt_chars = 100  # project {project}")), "{text}");
 }
+
+#[test]
+fn read_only_commands_work_with_a_broken_config_and_say_so_in_one_line() {
+    let home = Home::new();
+    crate::util::claude_code_hook(&home, "b", "UserPromptSubmit", json!({"prompt": "readable while broken"})).ok();
+    home.write("work/trae-mem.toml", b"[capture\nprompt_chars = 5\n");
+    for args in [&["search", "readable"][..], &["config", "show"], &["stats"], &["sessions"]] {
+        let run = home.run(args, None).ok();
+        let warnings: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(warnings.len(), 1, "one warning line\n{run}");
+        assert!(warnings[0].starts_with("trae-mem: warning: ") && warnings[0].contains("trae-mem.toml"), "{run}");
+    }
+    let found = home.run(&["search", "readable", "--json"], None).ok().json();
+    assert_eq!(found["hits"].as_array().unwrap().len(), 1, "{found}");
+    let shown = home.run(&["config", "show", "--json"], None).ok().json();
+    assert_eq!(shown["settings"]["capture"]["prompt_chars"], json!({"value": 8000, "from": "default"}));
+    // The hint names a command that exists, and it runs.
+    let doctor = home.run(&["doctor", "--json"], None).json();
+    let config = doctor["checks"].as_array().unwrap().iter().find(|c| c["check"] == "config").unwrap().clone();
+    assert_eq!(config["ok"], false, "{config}");
+    assert!(config["fix"].as_str().unwrap().contains("`trae-mem config default`"), "{config}");
+    home.run(&["config", "default"], None).ok();
+}

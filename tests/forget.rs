@@ -8,31 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::util::{Home, claude_code_hook as hook, claude_code_payload as payload};
+use crate::util::{Home, claude_code_hook as hook, claude_code_payload as payload, copies};
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
-
-/// Every file under `dir` whose bytes hold `marker`, as written or in lower
-/// case (the full-text index folds case).
-fn copies(dir: &Path, marker: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let needles = [marker.as_bytes().to_vec(), marker.to_lowercase().into_bytes()];
-    let mut stack = vec![dir.to_owned()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                if needles.iter().any(|n| bytes.windows(n.len()).any(|w| w == n.as_slice())) {
-                    found.push(path);
-                }
-            }
-        }
-    }
-    found
-}
 
 /// A session in project `cwd` whose first prompt holds `marker`, another
 /// prompt and a tool call, ended (so its summaries quote the prompt).

@@ -206,6 +206,15 @@ fn bad_arguments_and_unknown_clients_never_exit_2() {
     let home = Home::new();
     let run = home.run(&["hook", "--no-such-flag"], Some(b"{}")).code(1);
     assert!(run.stderr.contains("--no-such-flag"), "{run}");
+    assert_eq!(run.stderr.lines().count(), 1, "one line\n{run}");
+    // Whatever comes before `hook`, a command line naming it takes the hook's way out.
+    let home_dir = home.home().display().to_string();
+    for args in [&["--bogus", "hook"][..], &["-v", "hook"], &["--home", &home_dir, "--nope", "hook", "--event", "Stop"]]
+    {
+        let run = home.run(args, Some(b"{}")).code(1);
+        assert_eq!(run.stderr.lines().count(), 1, "one line\n{run}");
+        assert!(run.stderr.starts_with("trae-mem: ") && run.stderr.contains("trae-mem hook --help"), "{run}");
+    }
     let run = home.run(&["hook", "--client", "nonesuch"], Some(&payload("s", "Stop", json!({})))).code(1);
     assert!(run.stderr.contains("unknown client \"nonesuch\""), "{run}");
     // No event named anywhere: a clear error, the bytes kept.

@@ -641,3 +641,13 @@ fn a_limit_of_zero_is_refused_rather_than_answered_with_nothing() {
     assert!(run.stdout.is_empty(), "{run}");
     assert!(run.stderr.contains("--limit") && run.stderr.contains("it must be at least 1"), "{run}");
 }
+
+#[test]
+fn a_kind_no_observation_has_is_named_as_a_typo_not_answered_with_nothing() {
+    let home = filter_seed().home("trigram");
+    let run = home.run(&["search", "build", "--kind", "bogus"], None).code(1);
+    assert!(run.stdout.is_empty(), "{run}");
+    assert!(run.stderr.contains("\"bogus\"") && run.stderr.contains("user, tool"), "{run}");
+    // A kind that exists, built in or a plugin's, is a filter as before.
+    home.run(&["search", "build", "--kind", "tool", "--json"], None).ok();
+}

@@ -19,6 +19,7 @@ mod layers;
 mod mcp;
 mod pg;
 mod plugins;
+mod privacy;
 mod readme;
 mod recall;
 mod search;

@@ -80,8 +80,22 @@ fn plugins_source(layers: &Layers) -> String {
 
 fn show(env: &Env, as_json: bool) -> Result<()> {
     // Read once: the layers say where each setting comes from.
-    let layers = config::layers(&env.cwd, env.home.as_deref())?;
-    let loaded = config::load_layers(layers.clone())?;
+    let read = config::layers(&env.cwd, env.home.as_deref())
+        .and_then(|layers| Ok((config::load_layers(layers.clone())?, layers)));
+    let (loaded, layers) = match read {
+        Ok(read) => read,
+        // What is in effect while a file is broken is what hooks use: the
+        // defaults. Say so in one line, and show them.
+        Err(_) => {
+            let (loaded, broken) = config::load_or_defaults(&env.cwd, env.home.as_deref())?;
+            if let Some(warning) = broken {
+                eprintln!("trae-mem: warning: {warning}");
+            }
+            let layers =
+                Layers { home: loaded.home.clone(), home_from: loaded.home_from.clone(), global: None, project: None };
+            (loaded, layers)
+        }
+    };
     let mut effective = toml::Table::try_from(&loaded.config)?;
     let plugins = effective.remove("plugins");
     let home = loaded.home.display().to_string();

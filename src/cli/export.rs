@@ -25,7 +25,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open_existing()?;
+        let (_, store) = env.open_to_read()?;
         let project = project_arg(self.project.as_deref())?;
         let mut out: Box<dyn Write> = match &self.output {
             Some(path) => Box::new(BufWriter::new(

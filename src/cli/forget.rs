@@ -1,6 +1,6 @@
 //! `trae-mem forget`: delete memory for good.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -126,19 +126,7 @@ impl Cmd {
         if self.yes || !many {
             return Ok(());
         }
-        let what = describe(plan);
-        let stdin = std::io::stdin();
-        if !stdin.is_terminal() {
-            bail!("not forgetting {what} without --yes: there is no terminal to ask (nothing was deleted)");
-        }
-        eprint!("forget {what}, for good? [y/N] ");
-        std::io::stderr().flush()?;
-        let mut answer = String::new();
-        stdin.lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            bail!("nothing was forgotten");
-        }
-        Ok(())
+        output::confirm("forget", &describe(plan))
     }
 
     fn show_plan(&self, store: &Store, plan: &Plan) -> Result<()> {

@@ -53,22 +53,40 @@ impl Env {
     }
 
     /// Loads the config and opens the store in its home, which must exist:
-    /// for commands that only read. A mistyped `--home` is then an error
-    /// that names the home, not a new empty database and "no matches".
+    /// for commands that change what is stored (forget, gc). A mistyped
+    /// `--home` is then an error that names the home, not a new empty
+    /// database.
     pub fn open_existing(&self) -> Result<(Loaded, Store)> {
         let loaded = self.load_config()?;
-        let db = loaded.home.join(DB_FILE);
-        if !db.exists() {
-            bail!(
-                "there is no memory in {}: {} does not exist. Hooks create it on their first event: \
-                 run `trae-mem install <client>` (or try `trae-mem demo`), or check --home and TRAE_MEM_HOME",
-                loaded.home.display(),
-                db.display()
-            );
-        }
-        let store = open_store(&loaded)?;
+        let store = open_existing_store(&loaded)?;
         Ok((loaded, store))
     }
+
+    /// As `open_existing`, for commands that only read: a config that cannot
+    /// be read costs one warning line and the defaults, as it does a hook,
+    /// so that memory stays readable while the file is being fixed.
+    pub fn open_to_read(&self) -> Result<(Loaded, Store)> {
+        let (loaded, broken) = trae_mem::config::load_or_defaults(&self.cwd, self.home.as_deref())?;
+        if let Some(warning) = broken {
+            eprintln!("trae-mem: warning: {warning}");
+        }
+        let store = open_existing_store(&loaded)?;
+        Ok((loaded, store))
+    }
+}
+
+/// Opens the store of a loaded config, which must exist.
+fn open_existing_store(loaded: &Loaded) -> Result<Store> {
+    let db = loaded.home.join(DB_FILE);
+    if !db.exists() {
+        bail!(
+            "there is no memory in {}: {} does not exist. Hooks create it on their first event: \
+             run `trae-mem install <client>` (or try `trae-mem demo`), or check --home and TRAE_MEM_HOME",
+            loaded.home.display(),
+            db.display()
+        );
+    }
+    open_store(loaded)
 }
 
 /// Opens the store of a loaded config.

@@ -132,3 +132,22 @@ pub fn one_line(text: &str, max: usize) -> String {
         cut
     }
 }
+
+/// Asks on the terminal whether to `verb` (forget, drop) `what` for good.
+/// Without a terminal to ask, nothing is done: the caller's `--yes` is the
+/// way to go on.
+pub fn confirm(verb: &str, what: &str) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        anyhow::bail!("not going to {verb} {what} without --yes: there is no terminal to ask (nothing was deleted)");
+    }
+    eprint!("{verb} {what}, for good? [y/N] ");
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        anyhow::bail!("nothing was deleted");
+    }
+    Ok(())
+}

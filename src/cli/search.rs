@@ -1,13 +1,13 @@
 //! `trae-mem search`: full-text search over memory.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
 use serde::Serialize;
 
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
 use trae_mem::recall::{self, SearchHit, SearchRequest};
-use trae_mem::store::{Filters, Kind};
+use trae_mem::store::{Filters, Kind, Store};
 use trae_mem::timefmt;
 
 /// Search memory.
@@ -64,12 +64,24 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    pub fn resolve(&self) -> Result<Filters> {
+    /// The filters, checked against `store`: a kind that no observation
+    /// has is a typo to name, not an empty result.
+    pub fn resolve(&self, store: &Store) -> Result<Filters> {
+        let kind = self.kind.as_deref().map(Kind::from);
+        if let Some(Kind::Other(name)) = &kind {
+            let kinds = store.kinds()?;
+            if !kinds.iter().any(|k| &k.kind == name) {
+                let built_in: Vec<&str> = Kind::BUILT_IN.iter().map(Kind::as_str).collect();
+                let here = kinds.iter().map(|k| k.kind.as_str()).filter(|k| !built_in.contains(k));
+                let known: Vec<&str> = built_in.iter().copied().chain(here).collect();
+                bail!("no observation here is of kind {name:?}; the kinds are {}", known.join(", "));
+            }
+        }
         Ok(Filters {
             project: project_arg(self.project.as_deref())?,
             session: self.session.clone(),
             exclude_session: None,
-            kind: self.kind.as_deref().map(Kind::from),
+            kind,
             tool: self.tool.clone(),
             author: self.author.clone(),
             since: self.since.as_deref().map(timefmt::parse).transpose()?,
@@ -87,11 +99,11 @@ struct SearchOutput<'a> {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open_existing()?;
+        let (_, store) = env.open_to_read()?;
         let text = self.query.join(" ");
         let request = SearchRequest {
             text: text.clone(),
-            filters: self.filters.resolve()?,
+            filters: self.filters.resolve(&store)?,
             limit: self.limit,
             offset: self.offset,
         };

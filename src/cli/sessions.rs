@@ -23,7 +23,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open_existing()?;
+        let (_, store) = env.open_to_read()?;
         let project = project_arg(self.project.as_deref())?;
         let sessions = store.sessions(project.as_deref(), self.limit)?;
         if self.json {

@@ -23,7 +23,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open_existing()?;
+        let (_, store) = env.open_to_read()?;
         if self.session.starts_with('#') {
             let id = output::observation_id(&self.session).map_err(anyhow::Error::msg)?;
             return self.observation(&store, id);

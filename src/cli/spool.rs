@@ -12,7 +12,8 @@ use trae_mem::{config, timefmt};
 /// Show or store events that are waiting.
 ///
 /// The spool holds events a hook could not store in time (a locked database, a full disk, a
-/// read-only home), and dead letters: payloads it could not read, kept byte for byte.
+/// read-only home), and dead letters: payloads it could not read, kept with
+/// private spans and secrets removed.
 #[derive(Debug, Args)]
 pub struct Cmd {
     #[command(subcommand)]
@@ -33,6 +34,28 @@ enum Action {
         #[arg(long)]
         json: bool,
     },
+    /// Discard dead letters: payloads that cannot be read, and never will be (junk, or a payload
+    /// naming no session). Spooled events, which can be stored, are never dropped.
+    ///
+    /// Dropping more than one asks first; without a terminal, it needs --yes.
+    Drop {
+        /// Show what would be dropped, and drop nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Drop without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Print JSON: {dry_run, dropped, dead_letters: [{client, event, received_at, error, payload_file, bytes}]}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct Dropped<'a> {
+    dry_run: bool,
+    dropped: usize,
+    dead_letters: &'a [DeadLetter],
 }
 
 #[derive(Serialize)]
@@ -51,6 +74,7 @@ impl Cmd {
         }
         let spool = Spool::new(&loaded.home);
         match self.action {
+            Action::Drop { dry_run, yes, json } => drop_dead_letters(&spool, dry_run, yes, json),
             Action::List { json } => {
                 let listing = Listing { pending: spool.pending()?, dead_letters: spool.dead_letters()? };
                 if json {
@@ -97,4 +121,29 @@ impl Cmd {
             }
         }
     }
+}
+
+fn drop_dead_letters(spool: &Spool, dry_run: bool, yes: bool, json: bool) -> Result<()> {
+    let letters = spool.dead_letters()?;
+    let what = output::count(letters.len() as u64, "dead letter", "dead letters");
+    if !dry_run && !yes && letters.len() > 1 {
+        output::confirm("drop", &what)?;
+    }
+    if !dry_run {
+        for letter in &letters {
+            spool.remove_dead_letter(letter)?;
+        }
+    }
+    if json {
+        return output::json(&Dropped {
+            dry_run,
+            dropped: if dry_run { 0 } else { letters.len() },
+            dead_letters: &letters,
+        });
+    }
+    println!("{} {what}", if dry_run { "would drop" } else { "dropped" });
+    for letter in &letters {
+        println!("  {}  {}", timefmt::local_clock(letter.received_at), letter.error);
+    }
+    Ok(())
 }

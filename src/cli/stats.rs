@@ -48,7 +48,7 @@ impl From<&Retention> for RetentionOutput {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (loaded, store) = env.open_existing()?;
+        let (loaded, store) = env.open_to_read()?;
         let stats = store.stats()?;
         let spool = Spool::new(&loaded.home);
         let out = Output {

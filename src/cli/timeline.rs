@@ -26,7 +26,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (_, store) = env.open_existing()?;
+        let (_, store) = env.open_to_read()?;
         let timeline = store.timeline(self.id, self.window)?;
         if self.json {
             return output::json(&timeline);

@@ -16,6 +16,10 @@ pub enum Rejected {
     NotJson(serde_json::Error),
     #[error("the hook payload is JSON but not an object")]
     NotAnObject,
+    /// Without a session id, an event cannot be filed under its session:
+    /// kept aside rather than stored in a session of its own.
+    #[error("the hook payload names no session (no session id in it)")]
+    NoSession,
     /// The client's adapter could not read the event out of the payload.
     #[error("{0:#}")]
     Unreadable(anyhow::Error),

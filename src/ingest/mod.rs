@@ -113,7 +113,7 @@ impl<'a> Ingest<'a> {
     }
 
     /// Accepts a hook's payload as it came on stdin. What cannot be read
-    /// is kept byte for byte as a dead letter.
+    /// is kept as a dead letter, scrubbed as a stored event would be.
     pub fn accept_bytes(&self, client: &str, event: Option<&str>, stdin: &[u8]) -> Result<Accepted, Failure> {
         let adapter = adapters::for_client(client).map_err(Rejected::UnknownClient);
         let origin = adapters::origin_here(adapter.as_deref().ok());
@@ -121,7 +121,9 @@ impl<'a> Ingest<'a> {
         accepted.map_err(|error| self.dead_letter(stdin, client, event, origin, error))
     }
 
-    /// Keeps bytes that could not be accepted, byte for byte, and says where.
+    /// Keeps bytes that could not be accepted, and says where. Private spans
+    /// and secrets are removed first, as from a stored event: a dead letter
+    /// is a file under the home like any other.
     pub fn dead_letter(
         &self,
         bytes: &[u8],
@@ -139,9 +141,28 @@ impl<'a> Ingest<'a> {
             bytes: 0,
             origin,
         };
-        match Spool::new(&self.loaded.home).dead_letter(bytes, letter) {
+        match Spool::new(&self.loaded.home).dead_letter(&self.scrubbed(bytes), letter) {
             Ok(kept) => Failure::DeadLettered { rejected, kept },
             Err(keep) => Failure::NotKept { rejected, keep },
+        }
+    }
+
+    /// Payload bytes with private spans and secrets removed: as JSON when
+    /// they parse (so that a revival can read them), else as text. Bytes
+    /// with nothing to remove are kept exactly as they came.
+    fn scrubbed(&self, bytes: &[u8]) -> Vec<u8> {
+        if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
+            let mut clean = value.clone();
+            self.privacy.scrub_value(&mut clean);
+            return match clean == value {
+                true => bytes.to_vec(),
+                false => serde_json::to_vec(&clean).expect("a JSON value serializes"),
+            };
+        }
+        let text = String::from_utf8_lossy(bytes);
+        match self.privacy.scrub(&text).0 {
+            clean if clean == text => bytes.to_vec(),
+            clean => clean.into_bytes(),
         }
     }
 
@@ -171,6 +192,9 @@ impl<'a> Ingest<'a> {
         }
         self.privacy.scrub_value(&mut payload);
         let mut event = adapter.parse(event, payload).map_err(Rejected::Unreadable)?;
+        if event.session_id.as_deref().is_none_or(|id| id.trim().is_empty()) {
+            return Err(Rejected::NoSession);
+        }
         if let Some(prompt) = &event.prompt
             && let std::borrow::Cow::Owned(own_words) = crate::recall::context::without_injected(prompt)
         {

@@ -55,6 +55,10 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kinds trae-mem itself records.
+    pub const BUILT_IN: [Kind; 7] =
+        [Kind::User, Kind::Tool, Kind::Note, Kind::Decision, Kind::Error, Kind::Response, Kind::Summary];
+
     pub fn as_str(&self) -> &str {
         match self {
             Kind::User => "user",

@@ -47,6 +47,16 @@ pub struct KindCount {
 }
 
 impl Store {
+    /// How many observations are of each kind, most first.
+    pub fn kinds(&self) -> Result<Vec<KindCount>> {
+        let kinds = self
+            .conn
+            .prepare("SELECT kind, count(*) FROM observations GROUP BY kind ORDER BY count(*) DESC, kind")?
+            .query_map([], |r| Ok(KindCount { kind: r.get(0)?, observations: r.get::<_, i64>(1)? as u64 }))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(kinds)
+    }
+
     /// Bytes of the database in use: its pages less the free ones.
     pub fn used_bytes(&self) -> Result<u64> {
         let (pages, free, size): (i64, i64, i64) = self.conn.query_row(
@@ -72,11 +82,7 @@ impl Store {
             |r| r.get::<_, i64>(0),
         )? as u64;
         let projects = self.projects()?;
-        let kinds = self
-            .conn
-            .prepare("SELECT kind, count(*) FROM observations GROUP BY kind ORDER BY count(*) DESC, kind")?
-            .query_map([], |r| Ok(KindCount { kind: r.get(0)?, observations: r.get::<_, i64>(1)? as u64 }))?
-            .collect::<rusqlite::Result<_>>()?;
+        let kinds = self.kinds()?;
         Ok(Stats {
             db_bytes: file_size(&self.path, ""),
             wal_bytes: file_size(&self.path, "-wal"),
