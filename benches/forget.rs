@@ -73,19 +73,42 @@ fn copy_home(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn hook_payload() -> Vec<u8> {
+/// The `n`th hook's payload: a tool call of its own, so that every hook
+/// stores a row (the same call twice would be stored once, and time a hook
+/// that writes nothing).
+fn hook_payload(n: usize) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "session_id": "bench-forget", "cwd": "/home/dev/src/bench", "hook_event_name": "PostToolUse",
-        "tool_name": "Bash", "tool_input": {"command": "cargo test"},
-        "tool_response": {"stdout": "test result: ok. 42 passed\n".repeat(10)}, "tool_use_id": "toolu_bench"
+        "tool_name": "Bash", "tool_input": {"command": format!("cargo test --test case_{n}")},
+        "tool_response": {"stdout": format!("test result: ok. {n} passed\n").repeat(10)},
+        "tool_use_id": format!("toolu_bench_{n}")
     }))
     .expect("a payload")
 }
 
+/// The rows the benchmark's hooks stored, and the events they spooled.
+fn hooks_stored(exe: &Path, home: &Path) -> anyhow::Result<(u64, usize)> {
+    let db = rusqlite::Connection::open(home.join(DB_FILE))?;
+    let stored: i64 = db.query_row(
+        "SELECT count(*) FROM observations o JOIN session_keys k ON k.session_id = o.session_id \
+         WHERE k.external_id = 'bench-forget'",
+        [],
+        |r| r.get(0),
+    )?;
+    let listing = Command::new(exe).args(["spool", "list", "--json"]).env("TRAE_MEM_HOME", home).output()?;
+    let listing: serde_json::Value = serde_json::from_slice(&listing.stdout)?;
+    Ok((stored as u64, listing["pending"].as_array().map_or(0, Vec::len)))
+}
+
 /// `forget --before` of the old half, with hooks running beside it.
 fn forget_figures(exe: &Path, home: &Path) -> anyhow::Result<()> {
-    let payload = hook_payload();
-    let mut idle: Vec<f64> = (0..30).map(|_| spawn(exe, &["hook"], home, &payload)).collect::<Result<_, _>>()?;
+    let mut sent = 0;
+    let mut idle: Vec<f64> = (0..30)
+        .map(|_| {
+            sent += 1;
+            spawn(exe, &["hook"], home, &hook_payload(sent))
+        })
+        .collect::<Result<_, _>>()?;
     let idle_p50 = percentile(&mut idle, 50.0);
     let before = "200d";
     let started = Instant::now();
@@ -98,7 +121,8 @@ fn forget_figures(exe: &Path, home: &Path) -> anyhow::Result<()> {
     let mut forget = forget;
     let mut during = Vec::new();
     while forget.try_wait()?.is_none() {
-        during.push(spawn(exe, &["hook"], home, &payload)?);
+        sent += 1;
+        during.push(spawn(exe, &["hook"], home, &hook_payload(sent))?);
         std::thread::sleep(Duration::from_millis(10));
     }
     let took = started.elapsed().as_secs_f64();
@@ -106,9 +130,11 @@ fn forget_figures(exe: &Path, home: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(out.status.success(), "forget failed: {}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let forgotten = report["observations"].as_u64().unwrap_or(0);
-    let listing = Command::new(exe).args(["spool", "list", "--json"]).env("TRAE_MEM_HOME", home).output()?;
-    let listing: serde_json::Value = serde_json::from_slice(&listing.stdout)?;
-    let spooled = listing["pending"].as_array().map_or(0, Vec::len);
+    let (stored, spooled) = hooks_stored(exe, home)?;
+    anyhow::ensure!(
+        stored as usize + spooled >= sent,
+        "each hook sends an event of its own: {sent} sent, {stored} stored, {spooled} spooled"
+    );
     println!(
         "forget --before           {forgotten} observations in {took:.1} s ({:.0} a second)",
         forgotten as f64 / took
@@ -119,7 +145,7 @@ fn forget_figures(exe: &Path, home: &Path) -> anyhow::Result<()> {
     }
     let (p50, p99) = (percentile(&mut during, 50.0), percentile(&mut during, 99.0));
     println!(
-        "hooks during the forget   p50 {p50:6.2} ms  p99 {p99:6.2} ms  wait p99 {:6.2} ms  max {:6.1} ms  (idle p50 {idle_p50:.2} ms; {} hooks, {spooled} spooled)",
+        "hooks during the forget   p50 {p50:6.2} ms  p99 {p99:6.2} ms  wait p99 {:6.2} ms  max {:6.1} ms  (idle p50 {idle_p50:.2} ms; {} hooks, each storing a row of its own; {spooled} spooled)",
         (p99 - idle_p50).max(0.0),
         during.iter().copied().fold(0.0, f64::max),
         during.len()

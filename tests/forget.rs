@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::util::{Home, claude_code_hook as hook, claude_code_payload as payload, copies};
+use crate::util::{Home, claude_code_hook as hook, claude_code_payload as payload, copies, trigrams_left_in_index};
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
@@ -217,6 +217,37 @@ fn an_older_export_does_not_bring_back_what_was_forgotten_and_carries_tombstones
     assert_eq!(report["tombstones"], 1, "{report}");
     assert_eq!(copies(&other.home(), "QXZV-4711-ACME"), Vec::<PathBuf>::new());
     assert_sound(&other);
+}
+
+#[test]
+fn forgetting_more_than_five_hundred_rows_leaves_no_copy_in_any_file_nor_a_term_in_the_index() {
+    let home = Home::new();
+    // Over the secure-delete limit: the rows go by plain deletes, then one merge of the index.
+    import(&home, &aged_export(&home, &[("VQXJMARKER", 1, 600, 60), ("keptsession", 1, 5, 60)]));
+    // The checks can fail: before forgetting, the marker is in the files and its trigrams in the index.
+    assert!(!copies(&home.home(), "VQXJMARKER").is_empty());
+    assert!(!trigrams_left_in_index_if_gone(&home, "VQXJMARKER").is_empty());
+
+    let forgotten = home.run(&["forget", "--query", "VQXJMARKER", "--yes", "--json"], None).ok().json();
+    assert_eq!(forgotten["observations"], 600, "{forgotten}");
+    assert_eq!(copies(&home.home(), "VQXJMARKER"), Vec::<PathBuf>::new());
+    assert_eq!(trigrams_left_in_index(&home, "VQXJMARKER"), Vec::<String>::new());
+    assert_eq!(session_observations(&home, "keptsession"), 5, "the other session is untouched");
+    assert_sound(&home);
+}
+
+/// The marker's trigrams the index lists, as if its text were already gone:
+/// what `trigrams_left_in_index` would find if the rows went without their terms.
+fn trigrams_left_in_index_if_gone(home: &Home, marker: &str) -> Vec<String> {
+    let copy = Home::new();
+    std::fs::copy(home.db_path(), copy.db_path()).unwrap();
+    let wal = |db: PathBuf| db.with_extension("db-wal");
+    if wal(home.db_path()).exists() {
+        std::fs::copy(wal(home.db_path()), wal(copy.db_path())).unwrap();
+    }
+    copy.db().execute("UPDATE observations SET content = replace(content, ?1, '')", [marker]).unwrap();
+    copy.db().execute("UPDATE summaries SET content = replace(content, ?1, '')", [marker]).unwrap();
+    trigrams_left_in_index(&copy, marker)
 }
 
 /// Writes an export of sessions in project APP: (name, age in days,

@@ -232,9 +232,9 @@ fn a_50_mb_payload_is_stored_clipped_inside_the_deadline() {
         json!({"tool_name": "Bash", "tool_input": {"command": "cat huge.log"}, "tool_response": {"stdout": big, "stderr": ""}}),
     );
     assert!(bytes.len() > 50 * 1024 * 1024);
-    let started = Instant::now();
-    home.run(&["hook"], Some(&bytes)).ok();
-    assert!(started.elapsed() < Duration::from_secs(4), "took {:?}, the deadline is 3 s", started.elapsed());
+    // Inside the deadline: stored now, not spooled by the watchdog.
+    let run = home.run(&["hook"], Some(&bytes)).ok();
+    assert!(!run.stderr.contains("spooled"), "{run}");
     let stored = rows(&home);
     assert_eq!(stored.len(), 1);
     let content = &stored[0].2;
@@ -258,8 +258,11 @@ fn a_database_locked_past_the_deadline_spools_the_event_then_replays_it() {
             Some(&payload("s", "UserPromptSubmit", json!({"prompt": "while locked"}))),
         )
         .ok();
+    // Ends long before the lock is let go (after this returns): a hook
+    // that waited for it would never return here. The bound is slack a
+    // loaded machine keeps; the benchmark times the exit.
     let took = started.elapsed();
-    assert!(took < Duration::from_millis(2000), "exits near its deadline, took {took:?}");
+    assert!(took < Duration::from_secs(5), "exits at its deadline, took {took:?}");
     assert!(run.stderr.contains("spooled"), "{run}");
     let listing = home.run(&["spool", "list", "--json"], None).ok().json();
     assert_eq!(listing["pending"].as_array().unwrap().len(), 1);

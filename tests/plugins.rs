@@ -193,11 +193,13 @@ fn contained(mode: &str, expected: &str) {
     contained_within(mode, expected, Duration::from_secs(3));
 }
 
-/// `contained`, with the plugin compiled beforehand, so that the hook must
-/// end within the plugin's 300 ms limit plus 200 ms; and a plain hook after
-/// it finds nothing spooled to store again.
+/// `contained`, with the plugin compiled beforehand, so that the hook ends
+/// on the plugin's 300 ms limit, well before its own 3 s deadline (the
+/// bound leaves a loaded machine slack, and still fails a host that let
+/// the plugin run on to the deadline); and a plain hook after it finds
+/// nothing spooled to store again.
 fn contained_in_time(mode: &str, expected: &str) {
-    let home = contained_within(mode, expected, Duration::from_millis(500));
+    let home = contained_within(mode, expected, Duration::from_millis(2000));
     hook(&home, &[], json!({"session_id": "s", "cwd": "/p", "hook_event_name": "UserPromptSubmit", "prompt": "next"}))
         .ok();
     let stored: Vec<String> = rows(&home).into_iter().map(|r| r.1).collect();

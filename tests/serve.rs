@@ -16,8 +16,8 @@ pub struct Viewer {
     child: Child,
     /// `127.0.0.1:port`
     pub addr: String,
-    /// What it printed after its URL.
-    pub banner: Vec<String>,
+    /// What it prints after its URL, line by line.
+    banner: std::sync::Mutex<std::sync::mpsc::Receiver<String>>,
     stderr: std::path::PathBuf,
 }
 
@@ -57,18 +57,19 @@ impl Viewer {
             .find(|w| w.starts_with("http://"))
             .unwrap_or_else(|| panic!("no URL in {first:?}"));
         let addr = url.trim_start_matches("http://").trim_end_matches('/').to_owned();
-        // The banner's other lines, if any, come at once.
-        let (sender, receiver) = std::sync::mpsc::channel();
+        let (sender, banner) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
                 let _ = sender.send(line);
             }
         });
-        let mut banner = Vec::new();
-        while let Ok(line) = receiver.recv_timeout(Duration::from_millis(300)) {
-            banner.push(line);
-        }
-        Self { child, addr, banner, stderr: home.home().join("serve.stderr") }
+        Self { child, addr, banner: std::sync::Mutex::new(banner), stderr: home.home().join("serve.stderr") }
+    }
+
+    /// The next line it printed after its URL, waiting for it as long as
+    /// a loaded machine may take; None when it printed no more.
+    pub fn next_banner_line(&self) -> Option<String> {
+        self.banner.lock().unwrap().recv_timeout(Duration::from_secs(10)).ok()
     }
 
     /// What it printed on stderr so far.
@@ -227,7 +228,8 @@ fn token(viewer: &Viewer, target: &str) -> String {
 fn a_new_home_is_served_and_says_how_to_install_a_client() {
     let home = Home::new();
     let viewer = Viewer::start(&home);
-    assert!(viewer.banner.iter().any(|l| l.contains("trae-mem install claude-code")), "{:?}", viewer.banner);
+    let banner = viewer.next_banner_line();
+    assert!(banner.as_deref().is_some_and(|l| l.contains("trae-mem install claude-code")), "{banner:?}");
     let live = viewer.page("/");
     assert!(live.contains("Nothing recorded yet") && live.contains("trae-mem install claude-code"), "{live}");
     for path in ["/search?q=anything", "/projects", "/health"] {

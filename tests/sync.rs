@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::pg::{Postgres, holds};
-use crate::util::{Home, Run, claude_code_payload, run_command};
+use crate::util::{Home, Run, claude_code_payload, copies, run_command, trigrams_left_in_index};
 
 /// One machine: a home, and a clone of the team's repository whose
 /// `origin` is spelled `origin`.
@@ -317,6 +317,9 @@ fn forgetting_on_one_device_forgets_on_the_others() {
     assert!(!left.iter().any(|(_, _, c)| c.contains("doomedquokka")), "{left:#?}");
     assert!(left.iter().any(|(_, _, c)| c.contains("keptquokka")));
     assert!(bob.search("doomedquokka").is_empty());
+    // Gone down to the bytes on the device it reached by sync, as a local forget is.
+    assert_eq!(copies(&bob.home.home(), "doomedquokka"), Vec::<std::path::PathBuf>::new());
+    assert_eq!(trigrams_left_in_index(&bob.home, "doomedquokka"), Vec::<String>::new());
     // And it does not come back to either of them.
     laptop.sync(&[]).ok();
     bob.sync(&[]).ok();

@@ -15,6 +15,7 @@ mod guide;
 mod hook;
 mod ingest;
 mod install;
+mod json_shapes;
 mod layers;
 mod mcp;
 mod pg;

@@ -199,3 +199,45 @@ pub fn copies(dir: &Path, marker: &str) -> Vec<PathBuf> {
     }
     found
 }
+
+/// The trigrams of `marker` (in lower case, as the index folds it) that no
+/// stored text holds any more, yet a full-text index still lists: what a
+/// deletion left in the index. A byte scan cannot see these, since the index
+/// keeps its terms prefix-compressed, and the rarest trigrams of a marker
+/// are what would give it away.
+pub fn trigrams_left_in_index(home: &Home, marker: &str) -> Vec<String> {
+    let options = trae_mem::store::OpenOptions { may_rebuild_index: false, ..Default::default() };
+    // Opened through the store, which registers the tokenizer the index names.
+    let store = trae_mem::store::Store::open(&home.db_path(), &options).unwrap();
+    let conn = store.conn();
+    let chars: Vec<char> = marker.to_lowercase().chars().collect();
+    let trigrams: std::collections::BTreeSet<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
+    let mut left = Vec::new();
+    for index in ["observations_fts", "summaries_fts"] {
+        conn.execute_batch(&format!(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.{index}_terms USING fts5vocab(main, {index}, row)"
+        ))
+        .unwrap();
+        for trigram in &trigrams {
+            let in_text: bool = conn
+                .query_row(
+                    "SELECT EXISTS(SELECT 1 FROM observations WHERE private = 0 AND instr(lower(content), ?1) > 0)
+                         OR EXISTS(SELECT 1 FROM summaries WHERE instr(lower(content), ?1) > 0)",
+                    [trigram],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let listed: bool = conn
+                .query_row(
+                    &format!("SELECT EXISTS(SELECT 1 FROM temp.{index}_terms WHERE term = ?1)"),
+                    [trigram],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            if listed && !in_text {
+                left.push(format!("{index}: {trigram:?}"));
+            }
+        }
+    }
+    left
+}
