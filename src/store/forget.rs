@@ -252,23 +252,36 @@ impl Store {
     }
 
     /// Copies the write-ahead log into the database and truncates it to
-    /// nothing, waiting (up to the busy timeout) for readers to move on.
+    /// nothing, waiting for readers to move on. Hooks that keep arriving
+    /// (an agent at work) can leave no gap within one busy timeout, so it
+    /// tries again for up to `WAL_PATIENCE`.
     fn empty_wal(&self) -> Result<()> {
-        // A passive checkpoint copies the log without holding up writers;
-        // the truncating one then has little left to copy while it does.
-        self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-        let (busy, _, _): (i64, i64, i64) =
-            self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        if busy != 0 {
-            anyhow::bail!(
-                "another process kept reading the database, so its write-ahead log ({}-wal) still holds \
-                 copies of what was deleted; run `trae-mem gc` when it is done",
-                self.path.display()
-            );
+        let started = Instant::now();
+        loop {
+            // A passive checkpoint copies the log without holding up writers;
+            // the truncating one then has little left to copy while it does.
+            self.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+            let (busy, _, _): (i64, i64, i64) = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            if busy == 0 {
+                return Ok(());
+            }
+            if started.elapsed() >= WAL_PATIENCE {
+                anyhow::bail!(
+                    "another process kept reading the database, so its write-ahead log ({}-wal) still holds \
+                     copies of what was deleted; run `trae-mem gc` when it is done",
+                    self.path.display()
+                );
+            }
+            std::thread::sleep(BATCH_PAUSE * 10);
         }
-        Ok(())
     }
 }
+
+/// How long emptying the write-ahead log keeps trying while other
+/// processes read.
+const WAL_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Deletes one observation and its index entry; returns its session, or
 /// `None` when there was no such row. With `tombstone_at`, buries it.
