@@ -77,7 +77,7 @@ fn redact(privacy: &Privacy, texts: Vec<StoredText>) -> Vec<StoredText> {
         .into_iter()
         .filter_map(|text| {
             let (clean, _) = privacy.scrub(&text.content);
-            (clean != text.content).then(|| StoredText { content: clean, ..text })
+            (clean != text.content).then_some(StoredText { content: clean, ..text })
         })
         .collect()
 }
