@@ -19,6 +19,29 @@ pub fn clip(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// `text` cut to at most `max_chars` at the last sentence or line end that
+/// fits (`…` marking the cut), or mid-sentence when no end falls in its
+/// second half, so that a cut never leaves a fragment of a few words.
+pub fn clip_at_sentence(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let room = text.char_indices().nth(max_chars.saturating_sub(1)).map_or(text.len(), |(i, _)| i);
+    let ends = ['.', '!', '?', ';', '。', '！', '？', '；', '\n'];
+    let end = text[..room]
+        .char_indices()
+        .filter(|&(i, c)| {
+            ends.contains(&c) && text[i + c.len_utf8()..].starts_with([' ', '\n']) || "。！？；\n".contains(c)
+        })
+        .map(|(i, c)| i + c.len_utf8())
+        .last()
+        .filter(|&end| end * 2 >= room);
+    match end {
+        Some(end) => format!("{}{CUT}", text[..end].trim_end()),
+        None => clip(text, max_chars),
+    }
+}
+
 /// `bytes` as lower-case hex digits.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

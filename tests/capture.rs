@@ -140,3 +140,19 @@ fn memory_a_client_echoes_back_in_the_prompt_is_not_the_users_words() {
     let prompts: Vec<String> = contents(&home).into_iter().filter(|(k, _)| k == "user").map(|(_, c)| c).collect();
     assert_eq!(prompts, ["fix the flaky parser test", "why does the import time out?"]);
 }
+
+/// A real BeforeAgent payload of Gemini CLI 0.61, recorded: the session-start
+/// block comes back inside the prompt, HTML-escaped (`&lt;words&gt;`).
+#[test]
+fn geminis_html_escaped_echo_of_the_memory_is_stripped_from_the_recorded_prompt() {
+    let home = Home::new();
+    let recorded = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/gemini-cli/BeforeAgent.hook_context.json"),
+    )
+    .unwrap();
+    assert!(String::from_utf8_lossy(&recorded).contains("&lt;words&gt;"), "the fixture is the escaped echo");
+    home.run(&["hook", "--client", "gemini"], Some(&recorded)).ok();
+    let prompts: Vec<String> = contents(&home).into_iter().filter(|(k, _)| k == "user").map(|(_, c)| c).collect();
+    assert_eq!(prompts, ["What did we do last time?"]);
+}

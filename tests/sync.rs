@@ -184,6 +184,17 @@ fn three_machines_of_two_users_converge_whatever_the_remote_is_called() {
     let told = start.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
     assert!(told.contains("by bob@work") && told.contains("by ana@desktop"), "{told}");
     assert!(told.contains("quokkabob"), "{told}");
+    // And so are a prompt's memories, and the session list.
+    let prompt = laptop.hook_in(
+        &laptop.project,
+        "l2",
+        "UserPromptSubmit",
+        json!({"prompt": "why does the invoice export drop quokkabob"}),
+    );
+    let recalled = prompt.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned();
+    assert!(recalled.contains("by bob@work") && recalled.contains("quokkabob"), "{}", prompt.stdout);
+    let listed = laptop.home.run(&["sessions"], None).ok().stdout;
+    assert!(listed.contains("BY") && listed.contains("bob@work") && listed.contains("you"), "{listed}");
     // Pulled summaries are searchable like one's own.
     let summaries: i64 = laptop.home.db().query_row("SELECT count(*) FROM summaries", [], |r| r.get(0)).unwrap();
     assert_eq!(summaries, 6, "a brief and a detailed summary of each of the three sessions");

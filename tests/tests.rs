@@ -28,4 +28,5 @@ mod serve;
 mod sessions;
 mod sync;
 mod timeline;
+mod told;
 mod transfer;

@@ -5,6 +5,7 @@ use clap::Args;
 
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
+use trae_mem::store::Session;
 use trae_mem::timefmt;
 
 /// List sessions, newest first.
@@ -45,27 +46,38 @@ impl Cmd {
         }
         let colour = output::colour();
         let mut table = output::Table::new();
-        table.row(vec![
+        // A teammate's session (team sync) says whose it is.
+        let author = |s: &Session| s.meta.get("author").and_then(|a| a.as_str()).map(str::to_owned);
+        let shared = sessions.iter().any(|s| author(s).is_some());
+        let mut header = vec![
             styled("SESSION", Style::Bold),
             styled("STARTED", Style::Bold),
             styled("STATE", Style::Bold),
             styled("OBS", Style::Bold),
             styled("CLIENT", Style::Bold),
-            styled("PROJECT", Style::Bold),
-        ]);
+        ];
+        if shared {
+            header.push(styled("BY", Style::Bold));
+        }
+        header.push(styled("PROJECT", Style::Bold));
+        table.row(header);
         for s in &sessions {
             let state = match s.ended_at {
                 Some(end) => format!("ended {}", timefmt::local_clock(end)),
                 None => "open".to_owned(),
             };
-            table.row(vec![
+            let mut row = vec![
                 styled(s.id[..8].to_owned(), Style::Cyan),
                 plain(timefmt::local_minute(s.started_at)),
                 plain(state),
                 plain(s.observations.to_string()),
                 plain(s.meta.get("client").and_then(|c| c.as_str()).unwrap_or("-").to_owned()),
-                plain(s.project.clone()),
-            ]);
+            ];
+            if shared {
+                row.push(plain(author(s).unwrap_or_else(|| "you".to_owned())));
+            }
+            row.push(plain(s.project.clone()));
+            table.row(row);
         }
         table.print(colour)
     }

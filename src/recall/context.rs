@@ -12,9 +12,9 @@ use super::search::{SearchHit, SearchRequest};
 use super::snippet::{self, MARK_END, MARK_START};
 use super::{query, rank};
 use crate::config::ContextSettings;
-use crate::store::{Filters, Store, Told};
+use crate::store::{Filters, Store, Summary, Told};
 use crate::summarize;
-use crate::text::clip;
+use crate::text::{clip, clip_at_sentence};
 use crate::timefmt;
 
 /// The line that tells the agent how to recall more.
@@ -37,7 +37,7 @@ pub fn without_injected(text: &str) -> std::borrow::Cow<'_, str> {
     }
     let mut out = text.to_owned();
     while let Some(start) = [SESSION_START_HEADER, PROMPT_HEADER].iter().filter_map(|h| out.find(h)).min() {
-        let Some(end) = out[start..].find(HOW_TO_SEARCH).map(|at| start + at + HOW_TO_SEARCH.len()) else { break };
+        let Some(end) = how_to_search_as_echoed().find(&out[start..]).map(|at| start + at.end()) else { break };
         let (mut start, mut end) = (start, end);
         // The wrapper, when the block fills it: `<tag>` before, `</tag>` after.
         let before = out[..start].trim_end();
@@ -56,6 +56,30 @@ pub fn without_injected(text: &str) -> std::borrow::Cow<'_, str> {
         out.replace_range(start..end, "");
     }
     out.trim().to_owned().into()
+}
+
+/// `HOW_TO_SEARCH`, the last line of every block, as a client may echo it:
+/// as written, or HTML-escaped (Gemini CLI 0.61 hands it back with
+/// `&lt;words&gt;`), by named, decimal or hex entities, quotes escaped or not.
+fn how_to_search_as_echoed() -> &'static regex::Regex {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    PATTERN.get_or_init(|| {
+        let either = |c: char, name: &str| {
+            format!("(?:{}|(?i:&{name};|&#0*{};|&#x0*{:x};))", regex::escape(&c.to_string()), c as u32, c as u32)
+        };
+        let pattern: String = HOW_TO_SEARCH
+            .chars()
+            .map(|c| match c {
+                '<' => either(c, "lt"),
+                '>' => either(c, "gt"),
+                '"' => either(c, "quot"),
+                '\'' => either(c, "apos"),
+                '&' => either(c, "amp"),
+                c => regex::escape(&c.to_string()),
+            })
+            .collect();
+        regex::Regex::new(&pattern).expect("the pattern of a constant compiles")
+    })
 }
 
 /// How many search hits a focused context shows.
@@ -151,7 +175,8 @@ pub fn for_prompt(
     if query.terms.is_empty() {
         return Ok(None);
     }
-    let summaries = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
+    let recalled = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
+    let summaries: Vec<&Summary> = recalled.iter().map(|r| &r.summary).collect();
     let counter = rank::Counter::new(query.terms.iter().map(|t| t.needles.iter().collect()).collect());
     let documents: Vec<rank::Document> = summaries
         .iter()
@@ -173,26 +198,61 @@ pub fn for_prompt(
             (1.0 + (total - holding + 0.5) / (holding + 0.5)).ln()
         })
         .collect();
-    let mut lines = String::new();
-    for ranked in rank::rank(&documents, &weights).into_iter().take(settings.prompt_hits) {
-        if ranked.coverage < PROMPT_RELEVANCE {
-            break;
-        }
-        let summary = &summaries[ranked.key];
-        let marks = query.terms.iter().flat_map(|t| t.needles.iter().map(|n| (n.text.as_str(), false)));
-        let excerpt = snippet::Folded::new(&summary.content).snippet(&snippet::needles(marks));
-        let when = timefmt::local_minute(summary.created_at);
-        lines.push_str(&format!(
-            "- session {} ({when}): {}\n",
-            &summary.session_id[..8.min(summary.session_id.len())],
-            unmarked(&excerpt)
-        ));
-    }
-    if lines.is_empty() {
+    let relevant: Vec<rank::Ranked> = rank::rank(&documents, &weights)
+        .into_iter()
+        .take(settings.prompt_hits)
+        .take_while(|ranked| ranked.coverage >= PROMPT_RELEVANCE)
+        .collect();
+    if relevant.is_empty() {
         return Ok(None);
     }
-    let block = format!("{PROMPT_HEADER}{lines}`trae-mem show <session>` has the rest of a session; {HOW_TO_SEARCH}");
-    Ok(Some(clip(&block, settings.prompt_budget_chars)))
+    let footer = format!("`trae-mem show <session>` has the rest of a session; {HOW_TO_SEARCH}");
+    // The budget is shared out among the memories, each told as far as its
+    // share goes: what was asked, and what was concluded, whole if it fits.
+    let room = settings.prompt_budget_chars.saturating_sub(PROMPT_HEADER.chars().count() + footer.chars().count());
+    let share = room / relevant.len();
+    let mut lines = String::new();
+    for ranked in &relevant {
+        let summary = summaries[ranked.key];
+        let by = recalled[ranked.key].author.as_deref().map(|a| format!(", by {a}")).unwrap_or_default();
+        let when = timefmt::local_minute(summary.created_at);
+        let head = format!("- session {} ({when}{by}): ", &summary.session_id[..8.min(summary.session_id.len())]);
+        let body_room = share.saturating_sub(head.chars().count() + 1);
+        let body = match summarize::builtin::sections(&summary.content) {
+            Some(sections) => asked_and_concluded(&sections, body_room),
+            None => {
+                let marks = query.terms.iter().flat_map(|t| t.needles.iter().map(|n| (n.text.as_str(), false)));
+                let excerpt = snippet::Folded::new(&summary.content).snippet(&snippet::needles(marks));
+                clip_at_sentence(&unmarked(&excerpt), body_room)
+            }
+        };
+        lines.push_str(&format!("{head}{body}\n"));
+    }
+    Ok(Some(clip(&format!("{PROMPT_HEADER}{lines}{footer}"), settings.prompt_budget_chars)))
+}
+
+/// A session as a prompt's memory tells it, in `room` characters: what was
+/// asked and what was concluded (the last conclusion, which a session ends
+/// on), then what went wrong if room is left. The conclusion is never cut
+/// for the question: it takes up to two thirds of the room first.
+fn asked_and_concluded(sections: &summarize::builtin::Sections, room: usize) -> String {
+    let concluded = sections.concluded.last().map(|c| clip_at_sentence(c, room * 2 / 3));
+    let concluded_chars = concluded.as_ref().map_or(0, |c| c.chars().count() + " Concluded: ".len());
+    let mut parts = Vec::new();
+    if let Some(asked) = sections.asked.first() {
+        let asked_room = room.saturating_sub(concluded_chars + "Asked: ".len());
+        parts.push(format!("Asked: {}", clip_at_sentence(asked, asked_room)));
+    }
+    if let Some(concluded) = concluded {
+        parts.push(format!("Concluded: {concluded}"));
+    }
+    let used: usize = parts.iter().map(|p| p.chars().count() + 1).sum();
+    if let Some(error) = sections.errors.first()
+        && room > used + 40
+    {
+        parts.push(format!("Ran into: {}", clip_at_sentence(error, room - used - "Ran into: ".len())));
+    }
+    parts.join(" ")
 }
 
 /// A session's brief as it is told: a stale one (none yet, or written
@@ -254,6 +314,22 @@ mod tests {
     fn file_bytes(db: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
         let wal = std::fs::read(db.with_extension("db-wal")).unwrap_or_default();
         (std::fs::read(db).unwrap(), wal)
+    }
+
+    #[test]
+    fn an_echoed_block_is_stripped_however_the_client_escaped_it() {
+        let block = format!("{SESSION_START_HEADER}\n## a session\nAsked: fix it\n\n{HOW_TO_SEARCH}");
+        let escapings = [
+            block.clone(),
+            block.replace('<', "&lt;").replace('>', "&gt;"),
+            block.replace('<', "&LT;").replace('>', "&GT;").replace('"', "&quot;"),
+            block.replace('<', "&#60;").replace('>', "&#62;").replace('"', "&#34;"),
+            block.replace('<', "&#x3C;").replace('>', "&#x3e;"),
+        ];
+        for echoed in escapings {
+            let prompt = format!("<hook_context>{echoed}</hook_context>\n\nWhat did we do last time?");
+            assert_eq!(without_injected(&prompt), "What did we do last time?", "{echoed}");
+        }
     }
 
     #[test]

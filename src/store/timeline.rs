@@ -98,6 +98,14 @@ fn located(row: &Row<'_>) -> rusqlite::Result<Located> {
 const LOCATED_COLUMNS: &str =
     "o.id, o.session_id, o.ts, o.kind, o.tool_name, o.content, o.private, o.tags_json, s.project_path";
 
+/// A session's detailed summary as a prompt recalls it, with the teammate
+/// who recorded the session when it came by team sync.
+#[derive(Debug, Clone)]
+pub struct Recalled {
+    pub summary: Summary,
+    pub author: Option<String>,
+}
+
 impl Store {
     /// The highest observation id, private rows included; 0 when there is none.
     pub fn newest_observation_id(&self) -> Result<i64> {
@@ -233,10 +241,10 @@ impl Store {
 
     /// The detailed summaries of the project's `limit` latest started
     /// sessions, but `exclude`: what a prompt's memories are chosen from.
-    pub fn recent_summaries(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Summary>> {
+    pub fn recent_summaries(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Recalled>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT sm.session_id, sm.created_at, sm.content
-             FROM (SELECT id, started_at FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
+            "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author')
+             FROM (SELECT id, started_at, meta_json FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
                    ORDER BY started_at DESC LIMIT ?4) s
              JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'detailed'
              ORDER BY s.started_at DESC LIMIT ?3",
@@ -247,26 +255,31 @@ impl Store {
         let considered = limit.saturating_mul(SUMMARIES_LOOKBACK) as i64;
         let rows = stmt
             .query_map(params![project, exclude, limit as i64, considered], |row| {
-                Ok(Summary {
-                    session_id: row.get(0)?,
-                    level: SummaryLevel::Detailed,
-                    created_at: row.get(1)?,
-                    content: row.get(2)?,
+                Ok(Recalled {
+                    summary: Summary {
+                        session_id: row.get(0)?,
+                        level: SummaryLevel::Detailed,
+                        created_at: row.get(1)?,
+                        content: row.get(2)?,
+                    },
+                    author: row.get(3)?,
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
 
-    /// The project's sessions that recorded something public, but `exclude`,
-    /// most recently active first: ended or not, resumed or not. Each comes
+    /// The project's sessions that recorded something public, or kept their
+    /// summary when retention took their rows, but `exclude`, most recently
+    /// active first: ended or not, resumed or not. Each comes
     /// with its brief summary and whether that summary is older than its
     /// last activity. Looks among the `SESSIONS_CONSIDERED` latest started,
     /// so that the cost stays the same however long the project's history.
     pub fn sessions_to_tell(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Told>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {SESSION_COLUMNS}, sm.content, sm.created_at,
-                    (SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0) AS active
+                    coalesce((SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0),
+                             sm.created_at) AS active
              FROM (SELECT * FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
                    ORDER BY started_at DESC LIMIT ?3) s
              LEFT JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'

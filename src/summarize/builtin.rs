@@ -110,6 +110,54 @@ pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
     Some(Summaries { brief: clip(&brief.join("\n"), BRIEF_CHARS), detailed: clip(detailed.trim_end(), DETAILED_CHARS) })
 }
 
+/// The parts of a detailed summary this summarizer wrote, read back: what
+/// a prompt's memory tells of a session.
+#[derive(Debug, Default, PartialEq)]
+pub struct Sections {
+    pub asked: Vec<String>,
+    pub concluded: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+/// Reads a detailed summary back into its sections, in either language;
+/// `None` when it is not one this summarizer wrote (a plugin's, say).
+pub fn sections(detailed: &str) -> Option<Sections> {
+    #[derive(Clone, Copy)]
+    enum Part {
+        Asked,
+        Concluded,
+        Errors,
+        Other,
+    }
+    let mut sections = Sections::default();
+    let mut part = None;
+    for line in detailed.lines() {
+        if let Some(item) = line.strip_prefix("- ") {
+            let more = item.starts_with("(+") && [ENGLISH.and_more, CHINESE.and_more].iter().any(|m| item.contains(m));
+            let items = match part {
+                Some(Part::Asked) => &mut sections.asked,
+                Some(Part::Concluded) => &mut sections.concluded,
+                Some(Part::Errors) => &mut sections.errors,
+                _ => continue,
+            };
+            if !more {
+                items.push(item.to_owned());
+            }
+            continue;
+        }
+        let title = line.trim_end_matches([':', '：']);
+        let labels = [&ENGLISH, &CHINESE];
+        part = Some(match title {
+            t if labels.iter().any(|l| t == l.asked) => Part::Asked,
+            t if labels.iter().any(|l| t == l.concluded) => Part::Concluded,
+            t if labels.iter().any(|l| t == l.errors) => Part::Errors,
+            t if labels.iter().any(|l| t == l.tools) => Part::Other,
+            _ => return None,
+        });
+    }
+    part.map(|_| sections)
+}
+
 /// The first line of a text, white space folded.
 fn one_line(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -151,9 +199,43 @@ fn action(content: &str) -> String {
     one_line(input)
 }
 
-/// What went wrong, from an error observation: the text after its `✗` mark.
+/// What went wrong, from an error observation: the line after its `✗`
+/// mark, and when that is only a status (`Exit code 1`), the first lines of
+/// the output that say what failed (secrets were scrubbed at capture).
 fn failure(content: &str) -> String {
-    content.split_once("\n✗ ").map_or_else(|| one_line(content), |(_, error)| one_line(error))
+    let Some((_, error)) = content.split_once("\n✗ ") else { return one_line(content) };
+    let mut lines = error.lines().map(one_line).filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else { return String::new() };
+    let rest: Vec<String> = lines.collect();
+    let telling: Vec<&String> = rest.iter().filter(|l| says_what_failed(l)).take(FAILURE_LINES).collect();
+    let detail = if telling.is_empty() { rest.iter().take(1).collect() } else { telling };
+    std::iter::once(&first).chain(detail).map(String::as_str).collect::<Vec<_>>().join(" — ")
+}
+
+/// Lines of a failed call's output quoted beside its status.
+const FAILURE_LINES: usize = 2;
+
+/// Whether a line of output says what failed, in the words compilers,
+/// shells and test runners use.
+fn says_what_failed(line: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "error",
+        "failed",
+        "failure",
+        "panicked",
+        "not found",
+        "no such",
+        "cannot",
+        "can't",
+        "denied",
+        "fatal",
+        "exception",
+        "traceback",
+        "错误",
+        "失败",
+    ];
+    let lower = line.to_lowercase();
+    WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// Keeps the first of each distinct item, in order.
