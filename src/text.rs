@@ -27,14 +27,17 @@ pub fn clip_at_sentence(text: &str, max_chars: usize) -> String {
         return text.to_owned();
     }
     let room = text.char_indices().nth(max_chars.saturating_sub(1)).map_or(text.len(), |(i, _)| i);
-    let ends = ['.', '!', '?', ';', '。', '！', '？', '；', '\n'];
+    // A full stop ends a sentence when a space or a line follows it (not in `v1.2`).
+    let is_end = |i: usize, c: char| match c {
+        '.' | '!' | '?' | ';' => text[i + 1..].starts_with([' ', '\n']),
+        '。' | '！' | '？' | '；' | '\n' => true,
+        _ => false,
+    };
     let end = text[..room]
         .char_indices()
-        .filter(|&(i, c)| {
-            ends.contains(&c) && text[i + c.len_utf8()..].starts_with([' ', '\n']) || "。！？；\n".contains(c)
-        })
+        .rev()
+        .find(|&(i, c)| is_end(i, c))
         .map(|(i, c)| i + c.len_utf8())
-        .last()
         .filter(|&end| end * 2 >= room);
     match end {
         Some(end) => format!("{}{CUT}", text[..end].trim_end()),
@@ -113,6 +116,16 @@ pub fn bytes(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_clip_at_a_sentence_ends_where_a_sentence_does_and_not_inside_a_version() {
+        let text = "The first sentence is here. Then more words follow";
+        assert_eq!(clip_at_sentence(text, 35), "The first sentence is here.…");
+        assert_eq!(clip_at_sentence(text, 100), text);
+        assert_eq!(clip_at_sentence("Use v1.2 of the crate and more words here", 12), "Use v1.2 of…");
+        assert_eq!(clip_at_sentence("第一句话。第二句话很长很长很长", 8), "第一句话。…");
+    }
+
     use super::*;
 
     #[test]
