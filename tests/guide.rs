@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::util::{Home, Run, run_command};
+use crate::util::{Home, Run, run_command, skip};
 
 /// The code blocks of one section of the guide, in order, as (language, text),
 /// with the indentation of list items taken off.
@@ -119,8 +119,7 @@ fn componentize_py() -> Option<PathBuf> {
     if found.is_none() {
         let message = "componentize-py is not installed (TRAE_MEM_TEST_COMPONENTIZE_PY is unset): \
                        run scripts/test, which installs it";
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
-        eprintln!("SKIPPED the Python plugin guide: {message}");
+        skip("the Python plugin guide", message);
     }
     found
 }

@@ -6,6 +6,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// Where skipped tests are listed, for `scripts/test` to print at the end
+/// of the run (cargo test hides what a passing test wrote).
+pub const SKIPPED_LIST: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped.txt");
+
+/// Says loudly that `what` cannot run for want of a part: on stderr, and in
+/// `SKIPPED_LIST`. Under `CI=true` a skip is a failure.
+pub fn skip(what: &str, missing: &str) {
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{what} cannot run: {missing}");
+    let line = format!("SKIPPED {what}: {missing}\n");
+    eprint!("{line}");
+    // One write of the whole line, so that tests skipping at once don't interleave.
+    let mut list = std::fs::OpenOptions::new().create(true).append(true).open(SKIPPED_LIST).expect("skipped list");
+    list.write_all(line.as_bytes()).expect("skipped list");
+}
+
 /// The binary under test.
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_trae-mem")
