@@ -19,6 +19,10 @@ mod pg;
 #[allow(dead_code)]
 #[path = "support/run.rs"]
 mod run;
+// pg.rs says a skip through the tests' harness.
+#[allow(dead_code)]
+#[path = "../tests/util.rs"]
+mod util;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
