@@ -122,7 +122,10 @@ fn a_full_session_is_summarized_and_given_to_the_next_one() {
     let out = run.json();
     assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(context.contains(&brief), "the brief summary is injected:\n{context}");
+    // The session that did most (here the only one) is told in detail.
+    let detailed: String =
+        home.db().query_row("SELECT content FROM summaries WHERE level = 'detailed'", [], |r| r.get(0)).unwrap();
+    assert!(context.contains(&detailed), "the detailed summary is injected:\n{context}");
     assert!(context.contains("Decision: use BEGIN IMMEDIATE"), "{context}");
     assert!(context.contains("trae-mem search"), "it says how to search:\n{context}");
     assert_eq!(count(&home, "SELECT count(*) FROM sessions"), 2);

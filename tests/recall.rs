@@ -158,7 +158,8 @@ fn a_resumed_session_is_told_with_what_it_did_after_resuming() {
 
     let told = context(&hook(&home, "next", "SessionStart", json!({"source": "startup"})).ok()).unwrap();
     // The summary was brought up to date: it has what came after resuming.
-    assert!(told.contains("Rename the --fast flag (+1 more)"), "{told}");
+    assert!(told.contains("Rename the --fast flag"), "{told}");
+    assert!(told.contains("Also update the changelog for the rename"), "{told}");
     assert!(told.contains("Changelog updated."), "{told}");
     assert!(told.contains("still open or ended without a SessionEnd"), "{told}");
     // Once it ends again, it is told as ended.

@@ -100,3 +100,43 @@ fn prompt_memory_for_a_related_prompt_carries_what_was_asked_and_the_whole_concl
     assert!(memory.contains("Asked: The app crashes on startup when the config file is missing."), "{memory}");
     assert!(memory.chars().count() <= 1500, "within the default budget: {}", memory.chars().count());
 }
+
+#[test]
+fn session_start_tells_the_fix_and_folds_five_trivial_sessions_after_it_into_one_line() {
+    let home = Home::new();
+    hook(&home, "fix", "UserPromptSubmit", json!({"prompt": "CI fails to push: the deploy key is rejected"})).ok();
+    hook(
+        &home,
+        "fix",
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "git push deploy main"},
+               "error": "Exit code 128\nERROR: The key you are authenticating with has been marked as read only."}),
+    )
+    .ok();
+    hook(
+        &home,
+        "fix",
+        "PostToolUse",
+        json!({"tool_name": "Edit", "tool_use_id": "t2", "tool_input": {"file_path": ".github/workflows/deploy.yml"},
+               "tool_response": {"filePath": ".github/workflows/deploy.yml"}}),
+    )
+    .ok();
+    hook(&home, "fix", "Stop", json!({"last_assistant_message": "Fixed: the deploy key in CI secrets was the read-only one; it now uses the write key."})).ok();
+    hook(&home, "fix", "SessionEnd", json!({"reason": "exit"})).ok();
+    let trivial = ["what time is it?", "what did we do?", "hello", "what did we do last time?", "thanks"];
+    for (i, question) in trivial.iter().enumerate() {
+        let sid = format!("t{i}");
+        hook(&home, &sid, "UserPromptSubmit", json!({"prompt": question})).ok();
+        hook(&home, &sid, "Stop", json!({"last_assistant_message": "It is 10:00."})).ok();
+        hook(&home, &sid, "SessionEnd", json!({"reason": "exit"})).ok();
+    }
+
+    let told = hook(&home, "next", "SessionStart", json!({"source": "startup"})).ok().json();
+    let context = told["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(context.contains("it now uses the write key"), "the fix is told:\n{context}");
+    assert!(context.contains("marked as read only"), "with what it ran into:\n{context}");
+    let trivial_lines: Vec<&str> =
+        context.lines().filter(|l| trivial.iter().any(|q| l.contains(&format!("“{q}”")))).collect();
+    assert_eq!(trivial_lines.len(), 1, "the trivial sessions take one line:\n{context}");
+    assert!(trivial_lines[0].contains("5 short sessions"), "{context}");
+}

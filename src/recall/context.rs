@@ -1,6 +1,6 @@
 //! The context given back to the agent:
-//! - at session start, the brief summaries of the project's latest sessions
-//!   (ended or not), most recently active first, and how to search for more;
+//! - at session start, the project's earlier sessions that did work, most
+//!   recently active first (`earlier` chooses them), and how to search for more;
 //! - with each prompt, the project's earlier memories relevant to it.
 //!
 //! The MCP server's `trae_mem_inject` uses the same code, optionally
@@ -8,11 +8,12 @@
 
 use anyhow::Result;
 
+use super::earlier;
 use super::search::{SearchHit, SearchRequest};
 use super::snippet::{self, MARK_END, MARK_START};
 use super::{query, rank};
 use crate::config::ContextSettings;
-use crate::store::{Filters, Store, Summary, Told};
+use crate::store::{Filters, Store, Summary};
 use crate::summarize;
 use crate::text::{clip, clip_at_sentence};
 use crate::timefmt;
@@ -128,31 +129,26 @@ pub fn build_focused(
             sections.push(format!("\n## Related to {query:?}\n{}", lines(&hits)));
         }
     }
-    for told in store.sessions_to_tell(project, current, settings.sessions)? {
-        let Some(brief) = brief_to_tell(store, &told)? else { continue };
-        let when = timefmt::local_minute(told.last_active);
-        let open = if told.open() { ", still open or ended without a SessionEnd" } else { "" };
-        let by = match told.session.meta.get("author").and_then(|a| a.as_str()) {
-            Some(author) => format!(", by {author}"),
-            None => String::new(),
-        };
-        sections.push(format!("\n## {when} (session {}{by}{open})\n{brief}\n", &told.session.id[..8]));
-    }
-    if sections.is_empty() {
-        return Ok(None);
-    }
     let header = SESSION_START_HEADER;
     let footer = format!("\n{HOW_TO_SEARCH}");
     let budget = settings.budget_chars.saturating_sub(header.chars().count() + footer.chars().count());
     let mut body = String::new();
     for section in sections {
-        let room = budget.saturating_sub(body.chars().count());
-        if room < 80 {
+        body.push_str(&clip(&section, budget));
+    }
+    let earlier = earlier::tell(store, project, current, settings, budget.saturating_sub(body.chars().count()))?;
+    if body.is_empty() && earlier.sections.is_empty() && earlier.tail.is_empty() {
+        return Ok(None);
+    }
+    let room = budget.saturating_sub(earlier.tail.chars().count());
+    for section in earlier.sections {
+        let left = room.saturating_sub(body.chars().count());
+        if left < 80 {
             break;
         }
-        body.push_str(&clip(&section, room));
+        body.push_str(&clip(&section, left));
     }
-    Ok(Some(clip(&format!("{header}{body}{footer}"), settings.budget_chars)))
+    Ok(Some(clip(&format!("{header}{body}{}{footer}", earlier.tail), settings.budget_chars)))
 }
 
 /// The project's earlier memories relevant to a prompt of session
@@ -253,17 +249,6 @@ fn asked_and_concluded(sections: &summarize::builtin::Sections, room: usize) -> 
         parts.push(format!("Ran into: {}", clip_at_sentence(error, room - used - "Ran into: ".len())));
     }
     parts.join(" ")
-}
-
-/// A session's brief as it is told: a stale one (none yet, or written
-/// before the session went on) as the built-in summarizer would write it
-/// now; the stored one otherwise.
-fn brief_to_tell(store: &Store, told: &Told) -> Result<Option<String>> {
-    if !told.stale {
-        return Ok(told.brief.clone());
-    }
-    let observations = store.session_observations(&told.session.id, false)?;
-    Ok(summarize::builtin::summarize(&observations).map(|s| s.brief).or_else(|| told.brief.clone()))
 }
 
 /// The project's best hits for `query`, outside session `current`.

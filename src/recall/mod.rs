@@ -2,9 +2,10 @@
 //! entry point for every reader) understands a query (`query`, with
 //! `thesaurus`), ranks candidates the store nominates (`rank`) and marks
 //! excerpts (`snippet`); `context` builds the blocks given at session start
-//! and with each prompt.
+//! (telling the `earlier` sessions that mattered) and with each prompt.
 
 pub mod context;
+pub mod earlier;
 pub mod query;
 pub mod rank;
 pub mod search;

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
-use super::{Observation, PRIVATE_PLACEHOLDER, Session, SessionDetail, Store, Summary, SummaryLevel};
+use super::{Kind, Observation, PRIVATE_PLACEHOLDER, Session, SessionDetail, Store, Summary, SummaryLevel};
 
 /// The observations around one observation, in its session.
 #[derive(Debug, Clone, Serialize)]
@@ -26,6 +26,38 @@ const SESSIONS_CONSIDERED: i64 = 50;
 /// How many sessions `recent_summaries` looks through for each summary it
 /// returns.
 const SUMMARIES_LOOKBACK: usize = 4;
+
+/// How many public rows `substance` reads at most: enough to tell work
+/// from chatter, and bounded for a hook.
+const SUBSTANCE_ROWS: i64 = 400;
+
+/// How much of each prompt `substance` keeps.
+const SUBSTANCE_PROMPT_CHARS: i64 = 300;
+
+/// What a session did, by the kinds of its rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Substance {
+    /// Tool calls that completed (edits, commands, reads), other than
+    /// calls to trae-mem itself.
+    pub tool_calls: u64,
+    /// Tool calls that failed.
+    pub errors: u64,
+    /// Decisions, and rows of kinds a plugin or `trae_mem_log` named.
+    pub stated: u64,
+    /// The model's answers.
+    pub answers: u64,
+    /// Characters of the prompts and answers.
+    pub talk_chars: u64,
+    /// The prompts, each cut to its first `SUBSTANCE_PROMPT_CHARS`.
+    pub prompts: Vec<String>,
+}
+
+impl Substance {
+    /// Nothing public is left: retention or a forget took the rows.
+    pub fn is_empty(&self) -> bool {
+        *self == Substance::default()
+    }
+}
 
 /// A session to tell the next one about.
 #[derive(Debug, Clone)]
@@ -229,6 +261,37 @@ impl Store {
         let observations =
             stmt.query_map([session_id], |row| observation(row, reveal))?.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(observations)
+    }
+
+    /// What a session did, read from its first `SUBSTANCE_ROWS` public rows.
+    pub fn substance(&self, session_id: &str) -> Result<Substance> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT kind, length(content), substr(content, 1, ?3), content LIKE 'trae-mem %'
+               FROM observations WHERE session_id = ?1 AND private = 0 ORDER BY ts LIMIT ?2",
+        )?;
+        let mut substance = Substance::default();
+        let mut rows = stmt.query(params![session_id, SUBSTANCE_ROWS, SUBSTANCE_PROMPT_CHARS])?;
+        while let Some(row) = rows.next()? {
+            let kind: String = row.get(0)?;
+            let chars = row.get::<_, i64>(1)? as u64;
+            // A command that runs trae-mem asks memory; it is not work.
+            let asks_memory: bool = row.get(3)?;
+            match Kind::from(kind.as_str()) {
+                Kind::Tool if !asks_memory => substance.tool_calls += 1,
+                Kind::Error => substance.errors += 1,
+                Kind::Decision | Kind::Other(_) => substance.stated += 1,
+                Kind::Response => {
+                    substance.answers += 1;
+                    substance.talk_chars += chars;
+                }
+                Kind::User => {
+                    substance.talk_chars += chars;
+                    substance.prompts.push(row.get(2)?);
+                }
+                Kind::Tool | Kind::Note | Kind::Summary => {}
+            }
+        }
+        Ok(substance)
     }
 
     /// A session with its summaries and observations (private ones as `[PRIVATE]`).
