@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::mcp::Server;
 use crate::util::{Home, claude_code_hook as hook};
 
 #[test]
@@ -138,5 +139,145 @@ fn session_start_tells_the_fix_and_folds_five_trivial_sessions_after_it_into_one
     let trivial_lines: Vec<&str> =
         context.lines().filter(|l| trivial.iter().any(|q| l.contains(&format!("“{q}”")))).collect();
     assert_eq!(trivial_lines.len(), 1, "the trivial sessions take one line:\n{context}");
-    assert!(trivial_lines[0].contains("5 short sessions"), "{context}");
+    assert!(trivial_lines[0].contains("5 sessions that only talked"), "{context}");
+}
+
+/// The fix, then four sessions that asked memory how it was fixed, in the
+/// same words, and got the memory told back.
+fn a_fix_and_four_sessions_asking_how() -> Home {
+    let home = Home::new();
+    hook(
+        &home,
+        "fix",
+        "UserPromptSubmit",
+        json!({"prompt": "The app crashes on startup when the config file is missing. Fix it."}),
+    )
+    .ok();
+    hook(
+        &home,
+        "fix",
+        "PostToolUse",
+        json!({"tool_name": "Edit", "tool_use_id": "t1",
+               "tool_input": {"file_path": "src/config.rs", "old_string": "read_to_string(path)?",
+                              "new_string": "read_to_string(path).unwrap_or_default()"},
+               "tool_response": {"filePath": "src/config.rs"}}),
+    )
+    .ok();
+    // The answer says "absent", not "missing", and never "file".
+    hook(&home, "fix", "Stop", json!({"last_assistant_message": FIX})).ok();
+    hook(&home, "fix", "SessionEnd", json!({"reason": "exit"})).ok();
+    for i in 0..4 {
+        let sid = format!("asked-{i}");
+        hook(&home, &sid, "UserPromptSubmit", json!({"prompt": QUESTION})).ok();
+        hook(
+            &home,
+            &sid,
+            "Stop",
+            json!({"last_assistant_message": "Memory says a session changed load_config to use defaults."}),
+        )
+        .ok();
+        hook(&home, &sid, "SessionEnd", json!({"reason": "exit"})).ok();
+    }
+    home
+}
+
+const QUESTION: &str = "how did we fix the crash when the config file was missing";
+const FIX: &str =
+    "Fixed: load_config now falls back to the defaults when trae.toml is absent instead of panicking on the unwrap.";
+
+/// Where in `hits` the first hit of `kind` (and with `content`) is.
+fn place(hits: &[serde_json::Value], kind: &str, content: &str) -> Option<usize> {
+    hits.iter()
+        .position(|h| h["kind"] == kind && h["snippet"].as_str().unwrap().replace(['«', '»'], "").contains(content))
+}
+
+#[test]
+fn a_repeated_memory_question_does_not_outrank_its_answer_in_search_or_mcp() {
+    let home = a_fix_and_four_sessions_asking_how();
+    let project = "/home/dev/src/app";
+    let cli = home.run(&["search", QUESTION, "--project", project, "--json"], None).ok().json();
+    let mut server = Server::ready(&home);
+    let mcp = server.call_ok("trae_mem_search", json!({"query": QUESTION, "project": project}));
+    for (reader, found) in [("search", &cli), ("MCP", &mcp)] {
+        let hits = found["hits"].as_array().unwrap();
+        let answer = place(hits, "response", "load_config now falls back");
+        let question = place(hits, "user", QUESTION);
+        let (Some(answer), Some(question)) = (answer, question) else {
+            panic!("{reader}: the answer and the question are found:\n{found:#}")
+        };
+        assert!(answer < question, "{reader}: the answer ranks above the question:\n{found:#}");
+        // The fix's session summary comes first: it states the fix with every word.
+        assert_eq!(hits[0]["kind"], "summary", "{reader}: {found:#}");
+        assert!(hits[0]["session_id"].as_str().unwrap().len() > 8);
+        let fix_session = home
+            .db()
+            .query_row("SELECT session_id FROM observations WHERE content = ?1", [FIX], |r| r.get::<_, String>(0))
+            .unwrap();
+        assert_eq!(hits[0]["session_id"], fix_session.as_str(), "{reader}: {found:#}");
+        // The four identical questions count once, as do each session's two summaries.
+        let questions = hits
+            .iter()
+            .filter(|h| h["kind"] == "user" && h["snippet"].as_str().unwrap().contains("how did we"))
+            .count();
+        assert_eq!(questions, 1, "{reader}: {found:#}");
+        let mut summarized: Vec<&str> =
+            hits.iter().filter(|h| h["kind"] == "summary").map(|h| h["session_id"].as_str().unwrap()).collect();
+        let all = summarized.len();
+        summarized.dedup();
+        assert_eq!(summarized.len(), all, "{reader}: one hit per session summary: {found:#}");
+    }
+}
+
+#[test]
+fn prompt_memory_tells_the_fix_not_the_sessions_that_asked_about_it() {
+    let home = a_fix_and_four_sessions_asking_how();
+    let run = hook(
+        &home,
+        "next",
+        "UserPromptSubmit",
+        json!({"prompt": "the config file is missing again and it crashes, how did we fix it?"}),
+    )
+    .ok();
+    let memory = run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(memory.contains("load_config now falls back to the defaults"), "{memory}");
+    assert!(!memory.contains("Memory says"), "the sessions that only asked are not told:\n{memory}");
+}
+
+#[test]
+fn a_talk_only_session_with_a_real_answer_is_told_and_one_asking_memory_is_folded() {
+    let home = Home::new();
+    hook(
+        &home,
+        "design",
+        "UserPromptSubmit",
+        json!({"prompt": "Should the importer use one transaction per file or per row?"}),
+    )
+    .ok();
+    let answer = "One transaction per file. Per-row commits made the nightly import take 40 minutes because each commit \
+                  waits for the disk; one per file takes 50 seconds, and a failed file rolls back whole, so a rerun never \
+                  sees half a file. Keep BEGIN IMMEDIATE so that a hook writing at the same time waits instead of failing.";
+    hook(&home, "design", "Stop", json!({"last_assistant_message": answer})).ok();
+    hook(&home, "design", "SessionEnd", json!({"reason": "exit"})).ok();
+    hook(
+        &home,
+        "recall",
+        "UserPromptSubmit",
+        json!({"prompt": "What did we decide about transactions in the importer last time?"}),
+    )
+    .ok();
+    hook(&home, "recall", "Stop", json!({"last_assistant_message": answer})).ok();
+    hook(&home, "recall", "SessionEnd", json!({"reason": "exit"})).ok();
+
+    let told = hook(&home, "next", "SessionStart", json!({"source": "startup"})).ok().json();
+    let context = told["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(
+        context.contains("## ") && context.contains("Should the importer use one transaction per file"),
+        "{context}"
+    );
+    assert!(
+        context.contains(
+            "Also 1 session that only talked: “What did we decide about transactions in the importer last time?”"
+        ),
+        "{context}"
+    );
 }

@@ -11,7 +11,7 @@ use anyhow::Result;
 use super::earlier;
 use super::search::{SearchHit, SearchRequest};
 use super::snippet::{self, MARK_END, MARK_START};
-use super::{query, rank};
+use super::{asking, query, rank};
 use crate::config::ContextSettings;
 use crate::store::{Filters, Store, Summary};
 use crate::summarize;
@@ -171,7 +171,10 @@ pub fn for_prompt(
     if query.terms.is_empty() {
         return Ok(None);
     }
-    let recalled = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
+    let mut recalled = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
+    // A session that only asked memory restates what memory holds: the
+    // session that did the work is told instead.
+    recalled.retain(|r| !asking::only_asks_memory(&r.summary.content));
     let summaries: Vec<&Summary> = recalled.iter().map(|r| &r.summary).collect();
     let counter = rank::Counter::new(query.terms.iter().map(|t| t.needles.iter().collect()).collect());
     let documents: Vec<rank::Document> = summaries
@@ -181,7 +184,7 @@ pub fn for_prompt(
             key,
             length: summary.content.len(),
             ts: summary.created_at,
-            states: true,
+            voice: rank::Voice::States,
             counts: counter.count(summary.content.as_bytes()),
         })
         .collect();

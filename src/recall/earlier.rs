@@ -9,6 +9,7 @@
 
 use anyhow::Result;
 
+use super::asking::asks_memory;
 use crate::config::ContextSettings;
 use crate::store::{Store, Substance, Told};
 use crate::summarize;
@@ -20,11 +21,11 @@ const CANDIDATES: usize = 30;
 
 /// A session with no work whose prompts and answers come to less than this
 /// only talked briefly.
-const SHORT_TALK_CHARS: u64 = 400;
+const SHORT_TALK_CHARS: u64 = 200;
 
 /// A folded session shows this much of what it asked, and at most
 /// `FOLDED_SHOWN` of them are shown.
-const FOLDED_CHARS: usize = 60;
+const FOLDED_CHARS: usize = 80;
 const FOLDED_SHOWN: usize = 5;
 
 /// What session start tells of earlier sessions: a section for each session
@@ -146,20 +147,6 @@ fn weight(substance: &Substance) -> u64 {
         + 2 * u64::from(substance.answers > 0)
 }
 
-/// The prompt asks about earlier work ("what did we do last time?", "how
-/// did we fix…", "上次我们…"): its answer is memory told again.
-pub fn asks_memory(prompt: &str) -> bool {
-    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    PATTERN
-        .get_or_init(|| {
-            regex::Regex::new(
-                r"(?i)\b(?:(?:what|how|why|when|where|which)\s+did\s+(?:we|you|i)|did\s+we|have\s+we|last\s+(?:time|session)|(?:previous|earlier|last)\s+sessions?|do\s+you\s+remember|trae-mem)\b|上次|上一次|之前|以前|昨天|记得|我们(?:做|修|改|讨论)了",
-            )
-            .expect("the pattern compiles")
-        })
-        .is_match(prompt)
-}
-
 /// One line for the sessions that only talked, or nothing.
 fn folded_line(asked: &[String]) -> String {
     if asked.is_empty() {
@@ -168,11 +155,7 @@ fn folded_line(asked: &[String]) -> String {
     let shown: Vec<String> =
         asked.iter().take(FOLDED_SHOWN).map(|a| format!("“{}”", clip(&first_line(a), FOLDED_CHARS))).collect();
     let more = if asked.len() > shown.len() { ", …" } else { "" };
-    format!(
-        "\nAlso {} that only talked: {}{more}\n",
-        count(asked.len(), "short session", "short sessions"),
-        shown.join(", ")
-    )
+    format!("\nAlso {} that only talked: {}{more}\n", count(asked.len(), "session", "sessions"), shown.join(", "))
 }
 
 /// One line for the earlier sessions not considered, or nothing.
@@ -194,28 +177,4 @@ fn first_line(text: &str) -> String {
 /// `n` with its noun, in the singular or the plural.
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn questions_about_earlier_work_ask_memory_and_others_do_not() {
-        for asked in [
-            "what did we do last time?",
-            "How did we fix the crash when the config file was missing?",
-            "Why did we pick SQLite?",
-            "上次我们做了什么？",
-            "之前的部署问题是怎么解决的",
-            "trae-mem search deploy",
-        ] {
-            assert!(asks_memory(asked), "{asked}");
-        }
-        for asked in
-            ["what time is it?", "fix the memory leak in the parser", "Add a --json flag", "修复配置文件缺失时的崩溃"]
-        {
-            assert!(!asks_memory(asked), "{asked}");
-        }
-    }
 }

@@ -4,14 +4,16 @@
 //! The rules, in the spirit of Meilisearch's ranking that degrades
 //! gracefully:
 //! - BM25 over the terms a row holds, each weighted by its rarity;
-//! - rows with every term come first; the rest follow, scaled by the share
-//!   of the query's weight the row holds within a sentence or two (a long
-//!   row that has the words far apart merely contains them);
+//! - rows with every term come first, then rows with most of the query's
+//!   weight; the rest follow, scaled by the share of the query's weight the
+//!   row holds within a sentence or two (a long row that has the words far
+//!   apart merely contains them);
 //! - a term found inside a longer word (`test` in `latest`) counts less than
 //!   one found as a word of its own, and a form with an inflection (`tests`)
 //!   in between;
-//! - rows that state something (a prompt, an answer, a summary) are not
-//!   outweighed by long tool rows that merely contain the words;
+//! - rows that state something (an answer, a summary, an error) are not
+//!   outweighed by long tool rows that merely contain the words, nor by a
+//!   prompt that repeats the query's words: a question is not its answer;
 //! - newer first when all else is equal.
 
 use memchr::memmem::Finder;
@@ -36,6 +38,13 @@ const COVERAGE_POWER: f64 = 2.0;
 
 /// A tool row's score is scaled by this, beside rows that state something.
 const TOOL_ROW: f64 = 0.8;
+
+/// A question's score is scaled by this, and having every term does not
+/// put it first: asking "how did we fix the crash?" with the query's own
+/// words says nothing of the fix. A row that states something and holds
+/// this share of the query's weight ranks above any question.
+const QUESTION: f64 = 0.3;
+const MOST_OF_THE_QUERY: f64 = 0.5;
 
 /// Endings that make a word another form of its stem.
 const INFLECTIONS: &[&[u8]] = &[
@@ -72,10 +81,20 @@ pub struct Document {
     pub length: usize,
     /// Unix milliseconds.
     pub ts: i64,
-    /// A prompt, answer, note or summary rather than a tool row.
-    pub states: bool,
+    pub voice: Voice,
     /// One per query term.
     pub counts: Vec<Count>,
+}
+
+/// What a row does with its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Voice {
+    /// An answer, a decision, a note, an error, a summary.
+    States,
+    /// A tool call and its output, which may merely contain the words.
+    Tool,
+    /// A prompt, or the summary of a session that only asked memory.
+    Asks,
 }
 
 /// A row's place in the ranking.
@@ -92,19 +111,39 @@ pub fn rank(documents: &[Document], weights: &[f64]) -> Vec<Ranked> {
     let mean_length =
         (documents.iter().map(|d| d.length).sum::<usize>() as f64 / documents.len().max(1) as f64).max(1.0);
     let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-    let mut ranked: Vec<(Ranked, bool, i64)> = documents
+    let mut ranked: Vec<(Ranked, Tier, i64)> = documents
         .iter()
         .map(|d| {
             let norm = K1 * (1.0 - B + B * d.length as f64 / mean_length);
             let bm25: f64 = d.counts.iter().zip(weights).map(|(c, w)| w * c.tf * (K1 + 1.0) / (c.tf + norm)).sum();
-            let kind = if d.states { 1.0 } else { TOOL_ROW };
-            let every_term = d.counts.iter().all(|c| c.tf > 0.0);
+            let kind = match d.voice {
+                Voice::States => 1.0,
+                Voice::Tool => TOOL_ROW,
+                Voice::Asks => QUESTION,
+            };
             let coverage = held_together(&d.counts, weights) / total;
-            (Ranked { key: d.key, score: bm25 * coverage.powf(COVERAGE_POWER) * kind, coverage }, every_term, d.ts)
+            let tier = match d.voice {
+                Voice::Asks => Tier::Rest,
+                _ if d.counts.iter().all(|c| c.tf > 0.0) => Tier::EveryTerm,
+                _ if coverage >= MOST_OF_THE_QUERY => Tier::MostTerms,
+                _ => Tier::Rest,
+            };
+            (Ranked { key: d.key, score: bm25 * coverage.powf(COVERAGE_POWER) * kind, coverage }, tier, d.ts)
         })
         .collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.score.total_cmp(&a.0.score)).then(b.2.cmp(&a.2)));
+    ranked.sort_by(|a, b| a.1.cmp(&b.1).then(b.0.score.total_cmp(&a.0.score)).then(b.2.cmp(&a.2)));
     ranked.into_iter().map(|(ranked, _, _)| ranked).collect()
+}
+
+/// Where a row ranks before its score is looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Tier {
+    /// It states something, with every term.
+    EveryTerm,
+    /// It states something, with most of the query's weight held together.
+    MostTerms,
+    /// The rest, questions among them.
+    Rest,
 }
 
 /// The most weight of distinct terms found within one `WINDOW` of a row.
@@ -268,20 +307,20 @@ mod tests {
         assert!((got[0] - 2.0 * INFLECTED * crate::recall::query::SYNONYM_WEIGHT).abs() < 1e-9, "{got:?}");
     }
 
-    fn document(key: usize, length: usize, states: bool, tfs: &[f64]) -> Document {
+    fn document(key: usize, length: usize, voice: Voice, tfs: &[f64]) -> Document {
         let counts = tfs
             .iter()
             .map(|&tf| Count { tf, found: (tf > 0.0).then_some(0), positions: if tf > 0.0 { vec![0] } else { vec![] } })
             .collect();
-        Document { key, length, ts: key as i64, states, counts }
+        Document { key, length, ts: key as i64, voice, counts }
     }
 
     #[test]
     fn rows_with_every_term_come_first_then_the_weightiest() {
         let documents = [
-            document(0, 100, true, &[1.0, 0.0, 0.0]),
-            document(1, 100, true, &[1.0, 1.0, 1.0]),
-            document(2, 100, true, &[0.0, 1.0, 1.0]),
+            document(0, 100, Voice::States, &[1.0, 0.0, 0.0]),
+            document(1, 100, Voice::States, &[1.0, 1.0, 1.0]),
+            document(2, 100, Voice::States, &[0.0, 1.0, 1.0]),
         ];
         let order: Vec<usize> = rank(&documents, &[1.0, 3.0, 3.0]).into_iter().map(|r| r.key).collect();
         assert_eq!(order, [1, 2, 0]);
@@ -289,13 +328,25 @@ mod tests {
 
     #[test]
     fn a_short_statement_beats_a_long_tool_row_with_the_same_words() {
-        let documents = [document(0, 3000, false, &[2.0, 2.0]), document(1, 120, true, &[1.0, 1.0])];
+        let documents = [document(0, 3000, Voice::Tool, &[2.0, 2.0]), document(1, 120, Voice::States, &[1.0, 1.0])];
         assert_eq!(rank(&documents, &[2.0, 2.0])[0].key, 1);
     }
 
     #[test]
+    fn an_answer_with_most_of_the_words_beats_a_question_with_all_of_them() {
+        // "how did we fix the crash when the config file was missing": the
+        // question repeats every term; the answer says "absent", not "missing".
+        let weights = [1.0, 2.0, 2.0, 1.0, 1.5];
+        let documents = [
+            document(0, 60, Voice::Asks, &[1.0, 1.0, 1.0, 1.0, 1.0]),
+            document(1, 140, Voice::States, &[0.8, 1.0, 1.0, 1.0, 0.0]),
+        ];
+        assert_eq!(rank(&documents, &weights)[0].key, 1);
+    }
+
+    #[test]
     fn ties_go_to_the_newest() {
-        let documents = [document(0, 100, true, &[1.0]), document(1, 100, true, &[1.0])];
+        let documents = [document(0, 100, Voice::States, &[1.0]), document(1, 100, Voice::States, &[1.0])];
         assert_eq!(rank(&documents, &[1.0])[0].key, 1);
     }
 }

@@ -13,10 +13,11 @@ use anyhow::Result;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use super::asking;
 use super::query::{self, Needle, Query, Shape, Term};
-use super::rank::{self, Document};
+use super::rank::{self, Document, Voice};
 use super::snippet;
-use crate::store::{Filters, HitRow, IndexMode, Kind, Store, SummaryLevel, Table};
+use crate::store::{Candidate, Filters, HitRow, IndexMode, Kind, Store, SummaryLevel, Table};
 
 /// What to search for.
 #[derive(Debug, Clone)]
@@ -149,6 +150,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
     let mut documents = Vec::with_capacity(pool.len());
     let mut sources = Vec::with_capacity(pool.len());
+    let mut twins = Vec::with_capacity(pool.len());
     for table in [Table::Observations, Table::Summaries] {
         let ids: Vec<i64> = pool.iter().filter(|((t, _), _)| *t == table).map(|((_, id), _)| *id).collect();
         if ids.is_empty() {
@@ -160,18 +162,20 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
             if missing_required || counts.iter().all(|c| c.tf == 0.0) {
                 return Ok(());
             }
+            let voice = voice(&candidate);
+            twins.push(twin_keys(&candidate, voice));
             documents.push(Document {
                 key: documents.len(),
                 length: candidate.content.len(),
                 ts: candidate.ts,
-                states: candidate.kind != Kind::Tool,
+                voice,
                 counts,
             });
             sources.push((table, candidate.id));
             Ok(())
         })?;
     }
-    let ranked = rank::rank(&documents, &weights);
+    let ranked = once_each(rank::rank(&documents, &weights), &twins);
     let mut hits = Vec::new();
     for rank::Ranked { key, score, .. } in ranked.into_iter().skip(request.offset).take(request.limit) {
         let (table, id) = sources[key];
@@ -189,6 +193,54 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
         hits.push(SearchHit::new(row, table, id, score, matched, &marks));
     }
     Ok(hits)
+}
+
+/// What a candidate does with its words: a prompt asks, as does the
+/// summary of a session that only asked memory.
+fn voice(candidate: &Candidate<'_>) -> Voice {
+    match candidate.kind {
+        Kind::Tool => Voice::Tool,
+        Kind::User => Voice::Asks,
+        Kind::Summary if std::str::from_utf8(candidate.content).is_ok_and(asking::only_asks_memory) => Voice::Asks,
+        _ => Voice::States,
+    }
+}
+
+/// The keys under which a candidate is the same hit as another: a
+/// session's two summaries are one hit, and a question asked again, an
+/// answer given again or a session summarized again the same way, in
+/// another session, say nothing new. (Tool rows are left alone: the same
+/// output at another time is another fact.)
+fn twin_keys(candidate: &Candidate<'_>, voice: Voice) -> Vec<u64> {
+    let hash = |part: &[u8]| {
+        let mut hasher = rustc_hash::FxHasher::default();
+        std::hash::Hasher::write(&mut hasher, part);
+        std::hash::Hasher::finish(&hasher)
+    };
+    let mut keys = Vec::new();
+    if candidate.kind == Kind::Summary {
+        keys.push(hash(format!("summary of {}", candidate.session_id).as_bytes()));
+    }
+    if voice != Voice::Tool {
+        let folded: String =
+            String::from_utf8_lossy(candidate.content).split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        keys.push(hash(folded.as_bytes()));
+    }
+    keys
+}
+
+/// The ranking with each hit once: a row whose twin ranked higher is left out.
+fn once_each(ranked: Vec<rank::Ranked>, twins: &[Vec<u64>]) -> Vec<rank::Ranked> {
+    let mut seen = rustc_hash::FxHashSet::default();
+    ranked
+        .into_iter()
+        .filter(|r| {
+            let keys = &twins[r.key];
+            let new = keys.iter().all(|k| !seen.contains(k));
+            seen.extend(keys.iter().copied());
+            new
+        })
+        .collect()
 }
 
 /// The public observations that hold every term of `text` in its own form

@@ -79,11 +79,11 @@ impl Table {
     fn candidates_sql(self) -> &'static str {
         match self {
             Table::Observations => {
-                "SELECT o.id, o.kind, o.ts, o.content FROM observations o
+                "SELECT o.id, o.kind, o.ts, o.content, o.session_id FROM observations o
                  WHERE o.id IN (SELECT value FROM json_each(?1)) AND o.private = 0"
             }
             Table::Summaries => {
-                "SELECT sm.id, 'summary', sm.created_at, sm.content FROM summaries sm
+                "SELECT sm.id, 'summary', sm.created_at, sm.content, sm.session_id FROM summaries sm
                  WHERE sm.id IN (SELECT value FROM json_each(?1))"
             }
         }
@@ -114,6 +114,7 @@ pub struct Candidate<'r> {
     pub ts: i64,
     /// Bytes: terms are found without checking the text is UTF-8.
     pub content: &'r [u8],
+    pub session_id: &'r str,
 }
 
 /// A public row read for a hit.
@@ -291,6 +292,7 @@ impl Store {
                 kind: row.get(1)?,
                 ts: row.get(2)?,
                 content: row.get_ref(3)?.as_bytes()?,
+                session_id: row.get_ref(4)?.as_str()?,
             })?;
         }
         Ok(())

@@ -110,52 +110,49 @@ pub fn summarize(observations: &[Observation]) -> Option<Summaries> {
     Some(Summaries { brief: clip(&brief.join("\n"), BRIEF_CHARS), detailed: clip(detailed.trim_end(), DETAILED_CHARS) })
 }
 
-/// The parts of a detailed summary this summarizer wrote, read back: what
-/// a prompt's memory tells of a session.
+/// The parts of a summary this summarizer wrote, read back: what a
+/// prompt's memory tells of a session, and whether it did any work.
 #[derive(Debug, Default, PartialEq)]
 pub struct Sections {
     pub asked: Vec<String>,
     pub concluded: Vec<String>,
+    pub tools: Vec<String>,
     pub errors: Vec<String>,
 }
 
-/// Reads a detailed summary back into its sections, in either language;
-/// `None` when it is not one this summarizer wrote (a plugin's, say).
-pub fn sections(detailed: &str) -> Option<Sections> {
-    #[derive(Clone, Copy)]
-    enum Part {
-        Asked,
-        Concluded,
-        Errors,
-        Other,
-    }
+/// Reads a summary back into its sections, brief (`Asked: …` on one line)
+/// or detailed (`Asked:` over a list), in either language; `None` when it
+/// is not one this summarizer wrote (a plugin's, say).
+pub fn sections(summary: &str) -> Option<Sections> {
     let mut sections = Sections::default();
-    let mut part = None;
-    for line in detailed.lines() {
+    let mut part: Option<&mut Vec<String>> = None;
+    let mut read_any = false;
+    for line in summary.lines() {
         if let Some(item) = line.strip_prefix("- ") {
             let more = item.starts_with("(+") && [ENGLISH.and_more, CHINESE.and_more].iter().any(|m| item.contains(m));
-            let items = match part {
-                Some(Part::Asked) => &mut sections.asked,
-                Some(Part::Concluded) => &mut sections.concluded,
-                Some(Part::Errors) => &mut sections.errors,
-                _ => continue,
-            };
-            if !more {
+            if let Some(items) = part.as_deref_mut().filter(|_| !more) {
                 items.push(item.to_owned());
             }
             continue;
         }
-        let title = line.trim_end_matches([':', '：']);
+        let (title, rest) = line.split_once([':', '：'])?;
+        // A brief's errors title carries their count: `Errors (2): …`.
+        let title = title.split(" (").next().unwrap_or(title);
         let labels = [&ENGLISH, &CHINESE];
-        part = Some(match title {
-            t if labels.iter().any(|l| t == l.asked) => Part::Asked,
-            t if labels.iter().any(|l| t == l.concluded) => Part::Concluded,
-            t if labels.iter().any(|l| t == l.errors) => Part::Errors,
-            t if labels.iter().any(|l| t == l.tools) => Part::Other,
+        let items = match title {
+            t if labels.iter().any(|l| t == l.asked) => &mut sections.asked,
+            t if labels.iter().any(|l| t == l.concluded) => &mut sections.concluded,
+            t if labels.iter().any(|l| t == l.tools) => &mut sections.tools,
+            t if labels.iter().any(|l| t == l.errors) => &mut sections.errors,
             _ => return None,
-        });
+        };
+        if !rest.trim().is_empty() {
+            items.push(rest.trim().to_owned());
+        }
+        part = Some(items);
+        read_any = true;
     }
-    part.map(|_| sections)
+    read_any.then_some(sections)
 }
 
 /// The first line of a text, white space folded.
