@@ -257,7 +257,10 @@ fn claude_code_plugin(scopes: &[(std::path::PathBuf, bool)], bin: &Path) -> Opti
         return Some(Check::problem(
             name,
             format!("{enabled} is not installed"),
-            format!("start Claude Code, which installs the plugins its settings enable, or run `claude plugin install {}`", plugin.id),
+            format!(
+                "start Claude Code, which installs the plugins its settings enable, or run `claude plugin install {}`",
+                plugin.id
+            ),
         ));
     };
     let launcher = install_path.join("bin/trae-mem");

@@ -144,7 +144,8 @@ fn record_plugin_install(user_home: &Path, marketplace: &str, copy: &Path) {
     let id = format!("trae-mem@{marketplace}");
     let settings = json!({"enabledPlugins": {&id: true}});
     std::fs::write(config.join("settings.json"), settings.to_string()).unwrap();
-    let installed = json!({"version": 2, "plugins": {&id: [{"scope": "user", "installPath": copy, "version": "0.1.0"}]}});
+    let installed =
+        json!({"version": 2, "plugins": {&id: [{"scope": "user", "installPath": copy, "version": "0.1.0"}]}});
     std::fs::write(config.join("plugins/installed_plugins.json"), installed.to_string()).unwrap();
 }
 
@@ -210,7 +211,9 @@ fn doctor_and_install_see_the_plugin_and_an_event_both_send_is_stored_once() {
     assert_eq!(stored(&home, "user", "asked through both hooks"), 1);
     let tool_rows: i64 = home
         .db()
-        .query_row("SELECT count(*) FROM observations WHERE content LIKE '%listed through both hooks%'", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM observations WHERE content LIKE '%listed through both hooks%'", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(tool_rows, 1);
 
@@ -218,8 +221,15 @@ fn doctor_and_install_see_the_plugin_and_an_event_both_send_is_stored_once() {
     home.run(&["uninstall", "claude-code"], None).ok();
     let doctor = home.run_env(&["doctor", "--json"], &[("PATH", &path)], None).ok();
     let alone = check(&doctor, "client claude-code (plugin)");
-    assert_eq!(alone["detail"], format!("the trae-mem@trae-mem plugin (enabled in {}) runs trae-mem {}",
-        user_home.join(".claude/settings.json").display(), env!("CARGO_PKG_VERSION")), "{doctor}");
+    assert_eq!(
+        alone["detail"],
+        format!(
+            "the trae-mem@trae-mem plugin (enabled in {}) runs trae-mem {}",
+            user_home.join(".claude/settings.json").display(),
+            env!("CARGO_PKG_VERSION")
+        ),
+        "{doctor}"
+    );
     let install = home.run(&["install", "claude-code"], None).ok();
     assert!(install.stdout.contains("enables the trae-mem@trae-mem plugin"), "{install}");
     assert!(!home.work().join(".claude").exists(), "{install}");
@@ -232,7 +242,8 @@ fn doctor_and_install_see_the_plugin_and_an_event_both_send_is_stored_once() {
 /// The real Claude Code, or a loud skip.
 fn claude(test: &str) -> Option<PathBuf> {
     let found = std::env::var_os("TRAE_MEM_TEST_CLAUDE").map(PathBuf::from);
-    let works = found.as_ref().is_some_and(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let works =
+        found.as_ref().is_some_and(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
     if !works {
         skip(test, "Claude Code is not installed (TRAE_MEM_TEST_CLAUDE): run scripts/test, which installs it from npm");
         return None;
@@ -270,7 +281,8 @@ fn claude_code_installs_the_plugin_from_the_repository_and_a_prompt_reaches_the_
     let version = run_claude(&claude, &home, &api, &["--version"]).ok();
     eprintln!("Claude Code {}", version.stdout.trim());
     for manifest in [repo().to_owned(), plugin_dir()] {
-        let validate = run_claude(&claude, &home, &api, &["plugin", "validate", "--strict", manifest.to_str().unwrap()]);
+        let validate =
+            run_claude(&claude, &home, &api, &["plugin", "validate", "--strict", manifest.to_str().unwrap()]);
         assert!(validate.ok().stdout.contains("Validation passed"));
     }
 

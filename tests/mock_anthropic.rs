@@ -79,7 +79,8 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<serde_json::Value>>) {
         } else {
             ("text/plain", String::new())
         };
-        let head = format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n", reply.len());
+        let head =
+            format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n", reply.len());
         if out.write_all(head.as_bytes()).and_then(|()| out.write_all(reply.as_bytes())).is_err() {
             return;
         }

@@ -81,29 +81,30 @@ impl Installed {
 /// without npm.
 fn installed() -> Option<&'static Installed> {
     static INSTALLED: OnceLock<Option<Installed>> = OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        let npm = Command::new("npm").arg("--version").output();
-        if !npm.is_ok_and(|o| o.status.success()) {
-            return None;
-        }
-        let root = PathBuf::from(concat!(env!("CARGO_TARGET_TMPDIR"), "/npm-packages"));
-        let _ = std::fs::remove_dir_all(&root);
-        for dir in ["home", "prefix", "tarballs"] {
-            std::fs::create_dir_all(root.join(dir)).unwrap();
-        }
-        let installed = Installed { root };
-        let tarballs = installed.root.join("tarballs");
-        let mut pack = installed.npm_env("node");
-        pack.arg(repo().join("npm/pack.mjs")).arg("--out").arg(&tarballs).arg("--binary").arg(bin());
-        let packed = run_command(pack, &["node", "npm/pack.mjs"], None).ok();
-        let paths: Vec<&str> = packed.stdout.lines().collect();
-        assert_eq!(paths.len(), 2, "a platform package and the main one\n{packed}");
-        let mut install = installed.npm_env("npm");
-        install.args(["install", "--no-save"]).args(&paths);
-        run_command(install, &["npm", "install"], None).ok();
-        Some(installed)
-    })
-    .as_ref()
+    INSTALLED
+        .get_or_init(|| {
+            let npm = Command::new("npm").arg("--version").output();
+            if !npm.is_ok_and(|o| o.status.success()) {
+                return None;
+            }
+            let root = PathBuf::from(concat!(env!("CARGO_TARGET_TMPDIR"), "/npm-packages"));
+            let _ = std::fs::remove_dir_all(&root);
+            for dir in ["home", "prefix", "tarballs"] {
+                std::fs::create_dir_all(root.join(dir)).unwrap();
+            }
+            let installed = Installed { root };
+            let tarballs = installed.root.join("tarballs");
+            let mut pack = installed.npm_env("node");
+            pack.arg(repo().join("npm/pack.mjs")).arg("--out").arg(&tarballs).arg("--binary").arg(bin());
+            let packed = run_command(pack, &["node", "npm/pack.mjs"], None).ok();
+            let paths: Vec<&str> = packed.stdout.lines().collect();
+            assert_eq!(paths.len(), 2, "a platform package and the main one\n{packed}");
+            let mut install = installed.npm_env("npm");
+            install.args(["install", "--no-save"]).args(&paths);
+            run_command(install, &["npm", "install"], None).ok();
+            Some(installed)
+        })
+        .as_ref()
 }
 
 /// The installed packages, or a loud skip.
@@ -141,10 +142,9 @@ fn npx_runs_the_packed_binary_with_its_arguments_input_output_and_exit_code() {
     assert_eq!(stored, [prompt]);
 
     // Failures come back as the binary gives them: code, stdout and stderr.
-    for (args, stdin) in [(&["hook"][..], Some(&b"not json"[..])), (&["no-such-command"][..], None)] {
-        let (through_npx, direct) = (Home::new(), Home::new());
-        let via = npm.npx(&through_npx, args, stdin);
-        let own = direct.run(args, stdin);
+    for args in [&["hook", "--no-such-flag"][..], &["no-such-command"][..]] {
+        let via = npm.npx(&home, args, None);
+        let own = home.run(args, None);
         assert_ne!(own.code, 0, "{own}");
         assert_eq!((via.code, &via.stdout, &via.stderr), (own.code, &own.stdout, &own.stderr), "{via}\n{own}");
     }
@@ -273,7 +273,9 @@ fn install_through_npx_writes_hooks_that_run_the_native_binary_not_node() {
         }
     }
     let (written, direct, launcher) = (median(written), median(direct), median(launcher));
-    eprintln!("hook, median of 15 interleaved: written command {written:?}, binary direct {direct:?}, npm's Node launcher {launcher:?}");
+    eprintln!(
+        "hook, median of 15 interleaved: written command {written:?}, binary direct {direct:?}, npm's Node launcher {launcher:?}"
+    );
     assert!(written < direct * 2, "the written hook took {written:?}, the binary {direct:?}");
 }
 
