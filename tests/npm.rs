@@ -219,17 +219,30 @@ fn install_through_npx_writes_hooks_that_run_the_native_binary_not_node() {
     let Some(npm) = packages("npm: npx trae-mem install claude-code") else { return };
     let home = Home::new();
     let project = home.work().canonicalize().unwrap();
-    let mut install = npm.npm_env("npx");
-    install
-        .args(["trae-mem", "install", "claude-code", "--project"])
-        .arg(&project)
-        .env("TRAE_MEM_HOME", home.home())
-        .env("HOME", home.work().parent().unwrap());
-    run_command(install, &["npx", "trae-mem", "install", "claude-code"], None).ok();
+    let native = npm.native();
+    // Every hook client's config runs the binary by its path.
+    for (client, config) in [
+        ("claude-code", ".claude/settings.local.json"),
+        ("cursor", ".cursor/hooks.json"),
+        ("codex", ".codex/hooks.json"),
+    ] {
+        let mut install = npm.npm_env("npx");
+        install
+            .args(["trae-mem", "install", client, "--project"])
+            .arg(&project)
+            .env("TRAE_MEM_HOME", home.home())
+            .env("HOME", home.work().parent().unwrap());
+        run_command(install, &["npx", "trae-mem", "install", client], None).ok();
+        let text = std::fs::read_to_string(project.join(config)).unwrap();
+        let commands: Vec<&str> = text.lines().filter(|l| l.contains("\"command\":")).collect();
+        assert!(!commands.is_empty(), "{client}: {text}");
+        for line in commands {
+            assert!(line.contains(&format!("\"{} hook --client {client} ", native.display())), "{client}: {line}");
+        }
+    }
 
     let settings = read_json(&project.join(".claude/settings.local.json"));
     let command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap().to_owned();
-    let native = npm.native();
     assert_eq!(command, format!("{} hook --client claude-code --event UserPromptSubmit", native.display()));
     let head = std::fs::read(&native).unwrap();
     assert!(!head.starts_with(b"#!"), "{} is a script, not the binary", native.display());
