@@ -177,18 +177,11 @@ fn doctor_and_install_see_the_plugin_and_an_event_both_send_is_stored_once() {
     assert!(both["detail"].as_str().unwrap().contains("settings.local.json"), "{doctor}");
     assert!(both["fix"].as_str().unwrap().contains("trae-mem uninstall claude-code"), "{doctor}");
 
-    // Claude Code runs both sets of hooks, at once: each event is stored once.
+    // Claude Code runs both sets of hooks, at once: each event is stored
+    // once, whichever hook reads the clock or commits first (so, many times).
     let plugin = read_json(&plugin_dir().join("hooks/hooks.json"));
     let root = plugin_dir().display().to_string();
-    let events = [
-        ("UserPromptSubmit", json!({"prompt": "asked through both hooks"})),
-        (
-            "PostToolUse",
-            json!({"tool_name": "Bash", "tool_use_id": "toolu_both", "tool_input": {"command": "ls"},
-                "tool_response": {"stdout": "listed through both hooks"}}),
-        ),
-    ];
-    for (event, fields) in events {
+    let both_run = |event: &str, fields: Value| {
         let mut payload = json!({"session_id": "both", "cwd": home.work(), "hook_event_name": event});
         payload.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
         let commands = [
@@ -207,15 +200,25 @@ fn doctor_and_install_see_the_plugin_and_an_event_both_send_is_stored_once() {
         for run in runs {
             run.join().unwrap().ok();
         }
+    };
+    for round in 0..20 {
+        both_run("UserPromptSubmit", json!({"prompt": format!("asked through both hooks, {round}")}));
+        both_run(
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": format!("toolu_both_{round}"), "tool_input": {"command": "ls"},
+                "tool_response": {"stdout": format!("listed through both hooks, {round}")}}),
+        );
     }
-    assert_eq!(stored(&home, "user", "asked through both hooks"), 1);
-    let tool_rows: i64 = home
-        .db()
-        .query_row("SELECT count(*) FROM observations WHERE content LIKE '%listed through both hooks%'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(tool_rows, 1);
+    let counts = |sql: &str| -> Vec<i64> {
+        let db = home.db();
+        let mut statement = db.prepare(sql).unwrap();
+        statement.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let per_prompt = "SELECT count(*) FROM observations WHERE kind = 'user' GROUP BY content ORDER BY content";
+    assert_eq!(counts(per_prompt), [1; 20], "each prompt stored once");
+    let per_call =
+        "SELECT count(*) FROM observations WHERE content LIKE '%listed through both hooks%' GROUP BY content";
+    assert_eq!(counts(per_call), [1; 20], "each tool call stored once");
 
     // The fix doctor gives; then install adds nothing beside the plugin.
     home.run(&["uninstall", "claude-code"], None).ok();
@@ -301,6 +304,11 @@ fn claude_code_installs_the_plugin_from_the_repository_and_a_prompt_reaches_the_
     assert!(!api.messages_requests().is_empty(), "Claude Code never asked the mock API");
     assert_eq!(stored(&home, "user", prompt), 1);
     assert_eq!(stored(&home, "response", ANSWER), 1);
+    // Both MCP servers too: the model sees each tool twice.
+    let sent = api.messages_requests().last().unwrap().to_string();
+    for tool in ["mcp__trae-mem__trae_mem_search", "mcp__plugin_trae-mem_trae-mem__trae_mem_search"] {
+        assert!(sent.contains(tool), "{tool} not offered: {sent}");
+    }
 
     // Through the plugin alone, after doctor's fix.
     home.run(&["uninstall", "claude-code"], None).ok();
@@ -309,4 +317,10 @@ fn claude_code_installs_the_plugin_from_the_repository_and_a_prompt_reaches_the_
     let prompt = "Which flag turns the upload retries off? (asked through the plugin)";
     run_claude(&claude, &home, &api, &["-p", prompt]).ok();
     assert_eq!(stored(&home, "user", prompt), 1);
+    // What the model was sent: the memory the plugin's SessionStart hook
+    // gave back, and the tools of the plugin's MCP server (not a manual one's).
+    let sent = api.messages_requests().last().unwrap().to_string();
+    assert!(sent.contains("SessionStart hook additional context") && sent.contains("trae-mem"), "{sent}");
+    assert!(sent.contains("mcp__plugin_trae-mem_trae-mem__trae_mem_search"), "{sent}");
+    assert!(!sent.contains("mcp__trae-mem__trae_mem_search"), "the manual MCP server is still there");
 }
