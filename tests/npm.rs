@@ -93,9 +93,9 @@ fn installed() -> Option<&'static Installed> {
                 std::fs::create_dir_all(root.join(dir)).unwrap();
             }
             // A project of its own, so that npm installs here and not into a
-        // folder above that looks like one.
-        std::fs::write(root.join("prefix/package.json"), "{\"private\": true}\n").unwrap();
-        let installed = Installed { root };
+            // folder above that looks like one.
+            std::fs::write(root.join("prefix/package.json"), "{\"private\": true}\n").unwrap();
+            let installed = Installed { root };
             let tarballs = installed.root.join("tarballs");
             let mut pack = installed.npm_env("node");
             pack.arg(repo().join("npm/pack.mjs")).arg("--out").arg(&tarballs).arg("--binary").arg(bin());
