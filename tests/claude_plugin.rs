@@ -77,6 +77,13 @@ fn the_launcher_runs_the_binary_it_finds_and_never_node() {
     let run = launch(&dir, &[trap.clone(), global.join("bin")], &[]).ok();
     assert_eq!(run.stdout, ours, "{run}");
 
+    // The same, installed from tarballs: the platform package beside trae-mem.
+    let beside = dir.join("beside");
+    write_executable(&beside.join("bin/trae-mem"), NODE_LAUNCHER);
+    link_binary(&beside.join("lib/node_modules/@trae-mem/linux-x64-gnu/bin/trae-mem"));
+    let run = launch(&dir, &[trap.clone(), beside.join("bin")], &[]).ok();
+    assert_eq!(run.stdout, ours, "{run}");
+
     // A project's node_modules/.bin, the platform package hoisted beside it.
     let local = dir.join("project/node_modules");
     write_executable(&local.join(".bin/trae-mem"), NODE_LAUNCHER);

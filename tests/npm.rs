@@ -211,6 +211,22 @@ fn node_trap(dir: &Path) -> PathBuf {
     trap
 }
 
+#[test]
+fn the_plugin_launcher_runs_the_binary_npm_installed_without_node() {
+    let Some(npm) = packages("npm: the Claude Code plugin's launcher") else { return };
+    let home = Home::new();
+    let path = std::env::join_paths([node_trap(&home.work()), npm.prefix().join("node_modules/.bin")]).unwrap();
+    // npm's own `trae-mem` needs Node, which the trap stands in for.
+    let mut through_node = Command::new(npm.launcher());
+    through_node.arg("--version").env("PATH", &path);
+    let caught = run_command(through_node, &["--version"], None).code(9);
+    assert!(caught.stderr.contains("node started"), "{caught}");
+    let mut plugin = Command::new(repo().join("claude-code-plugin/bin/trae-mem"));
+    plugin.arg("--version").env_clear().env("PATH", &path).env("HOME", home.work());
+    let run = run_command(plugin, &["<plugin>/bin/trae-mem", "--version"], None).ok();
+    assert_eq!(run.stdout, format!("trae-mem {VERSION}\n"));
+}
+
 /// The median of `times`.
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
