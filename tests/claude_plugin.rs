@@ -70,26 +70,21 @@ fn the_launcher_runs_the_binary_it_finds_and_never_node() {
     let none = launch(&dir, std::slice::from_ref(&trap), &[]).code(1);
     assert!(none.stderr.contains("npm install -g trae-mem"), "{none}");
 
-    // `npm install -g`: <prefix>/bin/trae-mem is Node's, the binary nested in its package.
-    let global = dir.join("global");
-    write_executable(&global.join("bin/trae-mem"), NODE_LAUNCHER);
-    link_binary(&global.join("lib/node_modules/trae-mem/node_modules/@trae-mem/linux-x64-gnu/bin/trae-mem"));
-    let run = launch(&dir, &[trap.clone(), global.join("bin")], &[]).ok();
-    assert_eq!(run.stdout, ours, "{run}");
-
-    // The same, installed from tarballs: the platform package beside trae-mem.
-    let beside = dir.join("beside");
-    write_executable(&beside.join("bin/trae-mem"), NODE_LAUNCHER);
-    link_binary(&beside.join("lib/node_modules/@trae-mem/linux-x64-gnu/bin/trae-mem"));
-    let run = launch(&dir, &[trap.clone(), beside.join("bin")], &[]).ok();
-    assert_eq!(run.stdout, ours, "{run}");
-
-    // A project's node_modules/.bin, the platform package hoisted beside it.
-    let local = dir.join("project/node_modules");
-    write_executable(&local.join(".bin/trae-mem"), NODE_LAUNCHER);
-    link_binary(&local.join("@trae-mem/linux-x64-gnu/bin/trae-mem"));
-    let run = launch(&dir, &[trap.clone(), local.join(".bin")], &[]).ok();
-    assert_eq!(run.stdout, ours, "{run}");
+    // npm's layouts: (where its Node launcher is, where the binary is).
+    let npm_layouts = [
+        // `npm install -g`: the platform package nested in trae-mem's own.
+        ("global/bin", "global/lib/node_modules/trae-mem/node_modules/@trae-mem/linux-x64-gnu"),
+        // The same, installed from tarballs: the platform package beside trae-mem.
+        ("beside/bin", "beside/lib/node_modules/@trae-mem/linux-x64-gnu"),
+        // A project's node_modules/.bin, the platform package hoisted beside it.
+        ("project/node_modules/.bin", "project/node_modules/@trae-mem/linux-x64-gnu"),
+    ];
+    for (bin_dir, package) in npm_layouts {
+        write_executable(&dir.join(bin_dir).join("trae-mem"), NODE_LAUNCHER);
+        link_binary(&dir.join(package).join("bin/trae-mem"));
+        let run = launch(&dir, &[trap.clone(), dir.join(bin_dir)], &[]).ok();
+        assert_eq!(run.stdout, ours, "{bin_dir}: {run}");
+    }
 
     // Node's launcher in a layout not known: it is run, rather than nothing.
     let odd = dir.join("odd/bin");
