@@ -226,6 +226,7 @@ fn clients(cwd: &Path) -> Vec<Check> {
             checks.push(check);
         }
     }
+    checks.extend(claude_code_plugin(&scopes, &bin));
     if checks.is_empty() {
         let [first, others @ ..] = Client::ALL.map(Client::name);
         checks.push(Check::problem(
@@ -235,6 +236,65 @@ fn clients(cwd: &Path) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// trae-mem's Claude Code plugin, when it is enabled here: whether the
+/// binary it finds runs, and whether hooks that `trae-mem install` wrote run
+/// trae-mem a second time beside it.
+fn claude_code_plugin(scopes: &[(std::path::PathBuf, bool)], bin: &Path) -> Option<Check> {
+    let target = |(root, global): &(std::path::PathBuf, bool)| Target {
+        root: root.clone(),
+        global: *global,
+        shared: false,
+        bin: bin.to_owned(),
+        home: None,
+    };
+    // The project's scope sees the user's settings too.
+    let plugin = install::claude_code_plugin(Client::ClaudeCode, &target(&scopes[0])).ok().flatten()?;
+    let name = "client claude-code (plugin)";
+    let enabled = format!("the {} plugin (enabled in {})", plugin.id, plugin.settings.display());
+    let Some(install_path) = &plugin.install_path else {
+        return Some(Check::problem(
+            name,
+            format!("{enabled} is not installed"),
+            format!(
+                "start Claude Code, which installs the plugins its settings enable, or run `claude plugin install {}`",
+                plugin.id
+            ),
+        ));
+    };
+    let launcher = install_path.join("bin/trae-mem");
+    let runs = match runs(&launcher.to_string_lossy()) {
+        Ok(runs) => runs,
+        Err(why) => {
+            return Some(Check::problem(
+                name,
+                format!("{enabled} runs {}, which {why}", launcher.display()),
+                "npm install -g trae-mem (the plugin runs the trae-mem on PATH, or TRAE_MEM_BIN)",
+            ));
+        }
+    };
+    let mut twice: Vec<String> = scopes
+        .iter()
+        .flat_map(|scope| install::find(Client::ClaudeCode, &target(scope)).unwrap_or_default())
+        .map(|found| found.path.display().to_string())
+        .collect();
+    twice.dedup();
+    if twice.is_empty() {
+        return Some(Check::ok(name, format!("{enabled} runs {}", runs.version)));
+    }
+    Some(Check::problem(
+        name,
+        format!(
+            "{enabled} and {} both run trae-mem: each event is stored once, but the agent is told each memory twice",
+            twice.join(", ")
+        ),
+        format!(
+            "keep one: `trae-mem uninstall claude-code` (--shared for the project's committed files, --global for \
+             your user-wide ones), or `claude plugin uninstall {}`",
+            plugin.id
+        ),
+    ))
 }
 
 /// A trae-mem binary a client's config runs, found and asked its version.

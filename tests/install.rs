@@ -430,3 +430,21 @@ fn a_personal_claude_code_install_keeps_its_file_out_of_git_as_claude_code_does(
     assert!(!run.stdout.contains("ignored in every git repository"), "{run}");
     assert_eq!(std::fs::read_to_string(&own).unwrap(), "*.log\n");
 }
+
+#[test]
+fn an_install_run_from_npxs_cache_warns_that_its_hooks_would_go_with_it() {
+    let home = Home::new();
+    let cached = home.work().join(".npm/_npx/5b3c/node_modules/@trae-mem/linux-x64-gnu/bin/trae-mem");
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    std::fs::hard_link(bin(), &cached).or_else(|_| std::fs::copy(bin(), &cached).map(drop)).unwrap();
+    let mut from_npx = std::process::Command::new(&cached);
+    from_npx.args(["install", "claude-code"]).current_dir(home.work()).env("TRAE_MEM_HOME", home.home());
+    from_npx.env("HOME", user_home(&home));
+    let run = crate::util::run_command(from_npx, &["install", "claude-code"], None).ok();
+    assert!(run.stderr.contains("runs from npx's cache") && run.stderr.contains("npm install -g trae-mem"), "{run}");
+    let settings = std::fs::read_to_string(home.work().join(".claude/settings.local.json")).unwrap();
+    assert!(settings.contains(&cached.canonicalize().unwrap().display().to_string()), "{settings}");
+    home.run(&["uninstall", "claude-code"], None).ok();
+    let installed = home.run(&["install", "claude-code"], None).ok();
+    assert_eq!(installed.stderr, "", "{installed}");
+}

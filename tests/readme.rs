@@ -21,8 +21,9 @@ fn commands_under(heading: &str) -> Vec<String> {
 }
 
 /// A new user's machine: a home directory, a project, and `trae-mem` on
-/// PATH, as `cargo install --path . --locked` leaves it (the same build
-/// the tests run; installing it again would rebuild everything).
+/// PATH, as `npm install -g trae-mem` or `cargo install --path . --locked`
+/// leaves it (the same build the tests run; tests/npm.rs packs and installs
+/// it with npm).
 struct Machine {
     dir: tempfile::TempDir,
 }
@@ -111,7 +112,7 @@ fn claude_code_runs(machine: &Machine, event: &str, payload: Value) -> Run {
 fn getting_started_installs_remembers_checks_and_uninstalls() {
     let machine = Machine::new();
     let commands = commands_under("Getting started");
-    assert_eq!(commands[0], "cargo install --path . --locked", "Machine::new stands in for it");
+    assert_eq!(commands[0], "npm install -g trae-mem", "Machine::new stands in for it (tests/npm.rs installs it)");
     let install = machine.sh(&commands[1], None).ok();
     assert!(install.stdout.contains(".claude/settings.local.json"), "{install}");
 

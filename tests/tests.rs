@@ -5,6 +5,7 @@ mod util;
 
 mod browser;
 mod capture;
+mod claude_plugin;
 mod clients;
 mod config;
 mod database;
@@ -18,6 +19,8 @@ mod install;
 mod json_shapes;
 mod layers;
 mod mcp;
+mod mock_anthropic;
+mod npm;
 mod pg;
 mod plugins;
 mod privacy;

@@ -110,6 +110,8 @@ impl Home {
             .env("XDG_CONFIG_HOME", self.dir.path().join(".config"))
             .env_remove("GIT_CONFIG_GLOBAL")
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            // Claude Code's config home, which install and doctor read.
+            .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("TRAE_MEM_INDEX")
             .env_remove("TRAE_MEM_DEADLINE_MS")
             .env("NO_COLOR", "1");

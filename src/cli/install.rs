@@ -91,7 +91,17 @@ impl Scope {
         if self.shared && install::on_path(install::ON_PATH).is_none() {
             eprintln!(
                 "warning: `trae-mem` is not on your PATH, and the shared config runs it from there; \
-                 install it with `cargo install --path . --locked` (each teammate does the same)"
+                 install it with `npm install -g trae-mem` or `cargo install --path . --locked` (each teammate does the same)"
+            );
+        }
+        // `npx trae-mem install` runs the binary from npx's cache, which npm
+        // clears as it likes: the hooks written here would stop with it.
+        if target.bin.components().any(|part| part.as_os_str() == "_npx") {
+            eprintln!(
+                "warning: this trae-mem runs from npx's cache ({}), which npm may clear, and these hooks with it; \
+                 keep them working with `npm install -g trae-mem`, then `trae-mem install {}` again",
+                target.bin.display(),
+                self.client
             );
         }
         let committed = install::shared_only_files(self.client, target)?;

@@ -20,6 +20,7 @@
 //! teammate's machine. Like Claude Code, a personal install has git ignore
 //! `.claude/settings.local.json` (`git_ignore`).
 
+mod claude_plugin;
 mod cline;
 mod codex_toml;
 mod codex_trust;
@@ -33,6 +34,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::client::Client;
+pub use claude_plugin::Enabled as ClaudePlugin;
 use file::{Action, Format, rewrite};
 use json::Json;
 
@@ -110,6 +112,16 @@ pub const ON_PATH: &str = "trae-mem";
 /// Writes `client`'s configuration for `target`, keeping each original in
 /// `backups`; returns what changed (nothing when it is already installed).
 pub fn install(client: Client, target: &Target, backups: &Path) -> Result<Vec<Change>> {
+    // A shared config is for teammates, whose own plugins this cannot see.
+    if !target.shared
+        && let Some(plugin) = claude_code_plugin(client, target)?
+    {
+        let what = format!(
+            "enables the {} plugin, which runs trae-mem already; nothing added (hooks beside it would run it twice)",
+            plugin.id
+        );
+        return Ok(vec![Change { path: plugin.settings, what }]);
+    }
     let mut changes = apply(client, target, backups, Action::Install)?;
     // Claude Code's personal file, kept out of git as Claude Code keeps it.
     let personal = target.root.join(".claude/settings.local.json");
@@ -117,6 +129,15 @@ pub fn install(client: Client, target: &Target, backups: &Path) -> Result<Vec<Ch
         changes.extend(git_ignore::keep_out(&target.root, &personal)?);
     }
     Ok(changes)
+}
+
+/// trae-mem's Claude Code plugin, when `client` is Claude Code and the
+/// plugin is enabled where `target`'s hooks would run.
+pub fn claude_code_plugin(client: Client, target: &Target) -> Result<Option<ClaudePlugin>> {
+    match client {
+        Client::ClaudeCode => claude_plugin::enabled(target),
+        _ => Ok(None),
+    }
 }
 
 /// Removes what `install` added for `client`.

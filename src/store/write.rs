@@ -69,16 +69,19 @@ impl<'a> Writer<'a> {
 
     /// Claims the content `key` of an event (a hash of what it would store)
     /// at `at`. Returns false when the same key was claimed less than
-    /// `window_ms` before: the event is then a duplicate (the same hook
-    /// configured twice, globally and in the project) and stores nothing.
+    /// `window_ms` before or after: the event is then a duplicate (the same
+    /// hook configured twice, globally and in the project, or by a plugin
+    /// beside an install) and stores nothing. After too: a client runs an
+    /// event's hooks at once, and the one that read the clock first may
+    /// commit second. The newest claim's time is kept, so that a replay of
+    /// an old event does not open the window to the next copy of a new one.
     pub fn claim_content(&self, key: &[u8], at: i64, window_ms: i64) -> Result<bool> {
         let claimed = self
             .conn
             .prepare_cached(
                 "INSERT INTO ingested(event_id, received_at) VALUES (?1, ?2)
-                 ON CONFLICT(event_id) DO UPDATE SET received_at = excluded.received_at
-                 WHERE excluded.received_at - ingested.received_at >= ?3
-                    OR excluded.received_at < ingested.received_at",
+                 ON CONFLICT(event_id) DO UPDATE SET received_at = max(ingested.received_at, excluded.received_at)
+                 WHERE abs(excluded.received_at - ingested.received_at) >= ?3",
             )?
             .execute(params![key, at, window_ms])?;
         Ok(claimed == 1)
@@ -241,5 +244,33 @@ impl<'a> Writer<'a> {
         };
         index::put_summary(self.conn, self.index, id, old.as_ref().map(|(_, text, _)| text.as_str()), content)?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::{OpenOptions, Store};
+
+    #[test]
+    fn content_claimed_within_the_window_before_or_after_is_a_duplicate() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("t.db"), &OpenOptions::default()).unwrap();
+        let window = 10_000;
+        let claims = store
+            .write(|w| {
+                [
+                    1_000,   // new
+                    999,     // the same, from a hook that read the clock first and committed second
+                    11_000,  // a window later: new again
+                    1_500,   // within the window before the last claim
+                    -60_000, // an old event replayed from the spool: new
+                    11_500,  // within the window after the newest claim, not the replayed one
+                ]
+                .into_iter()
+                .map(|at| w.claim_content(b"one content", at, window))
+                .collect::<anyhow::Result<Vec<bool>>>()
+            })
+            .unwrap();
+        assert_eq!(claims, [true, false, true, false, true, false]);
     }
 }

@@ -1,0 +1,121 @@
+//! A stand-in for the Anthropic Messages API on loopback, enough for the
+//! real Claude Code to run a session: `POST /v1/messages` answers every
+//! request with one short text turn (streamed as server-sent events when the
+//! request asks for a stream), and anything else (Claude Code's reachability
+//! probe) gets an empty 200. It records each request's body.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+/// What the model says to every request.
+pub const ANSWER: &str = "Done: nothing to change.";
+
+pub struct MockAnthropic {
+    pub url: String,
+    requests: Arc<Mutex<Vec<serde_json::Value>>>,
+}
+
+impl MockAnthropic {
+    /// Listens on a free loopback port, serving each connection on a thread
+    /// for as long as the test runs.
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let seen = seen.clone();
+                std::thread::spawn(move || serve(stream, &seen));
+            }
+        });
+        Self { url, requests }
+    }
+
+    /// The bodies of the Messages requests so far.
+    pub fn messages_requests(&self) -> Vec<serde_json::Value> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// Answers requests on one connection until the client closes it.
+fn serve(stream: TcpStream, seen: &Mutex<Vec<serde_json::Value>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut out = stream;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            if header.trim().is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let (content_type, reply) = if request_line.starts_with("POST /v1/messages") {
+            let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let model = request["model"].as_str().unwrap_or("claude").to_owned();
+            let stream = request["stream"] == true;
+            seen.lock().unwrap().push(request);
+            match stream {
+                true => ("text/event-stream", streamed_answer(&model)),
+                false => ("application/json", message(&model, true).to_string()),
+            }
+        } else {
+            ("text/plain", String::new())
+        };
+        let head =
+            format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n", reply.len());
+        if out.write_all(head.as_bytes()).and_then(|()| out.write_all(reply.as_bytes())).is_err() {
+            return;
+        }
+    }
+}
+
+/// A whole assistant message, with its text or (for a stream's start) none.
+fn message(model: &str, with_text: bool) -> serde_json::Value {
+    let content = if with_text { serde_json::json!([{"type": "text", "text": ANSWER}]) } else { serde_json::json!([]) };
+    serde_json::json!({
+        "id": "msg_mock", "type": "message", "role": "assistant", "model": model, "content": content,
+        "stop_reason": if with_text { serde_json::json!("end_turn") } else { serde_json::Value::Null },
+        "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 5}
+    })
+}
+
+/// The answer as the Messages API streams it.
+fn streamed_answer(model: &str) -> String {
+    let events = [
+        ("message_start", serde_json::json!({"type": "message_start", "message": message(model, false)})),
+        (
+            "content_block_start",
+            serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": ANSWER}}),
+        ),
+        ("content_block_stop", serde_json::json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                "usage": {"output_tokens": 5}}),
+        ),
+        ("message_stop", serde_json::json!({"type": "message_stop"})),
+    ];
+    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+}
