@@ -339,17 +339,27 @@ fn stored_markup_is_shown_as_text_on_every_page_and_in_the_stream() {
     )
     .ok();
     let id = newest_id(&home);
+    let session = session_of(&home, "s-xss");
+    // Its summaries quote it: a search card and the project's list show them.
+    home.run(&["summarize", &session], None).ok();
     let (arrived, streamed) = read_events_until(&mut stream, "hostile prompt", Duration::from_secs(10));
     assert!(arrived, "the prompt never reached the live stream:\n{streamed}");
     let pages = [
         "/".to_owned(),
         "/search?q=alert".to_owned(),
         "/search?q=alert&fragment=true".to_owned(),
-        format!("/session/{}", session_of(&home, "s-xss")),
+        format!("/session/{session}"),
         format!("/observation/{id}"),
         format!("/forget?observation={id}"),
         format!("/project?path={}", trae_mem_encode(&dir)),
     ];
+    let search = viewer.page("/search?q=alert");
+    let card = summary_cards(&search, &session).concat();
+    assert!(card.contains("Asked: hostile prompt &lt;script&gt;alert("), "the brief, escaped: {card}");
+    assert!(card.contains("<details class=\"io\"><summary>detailed summary</summary>"), "{card}");
+    let project_page = viewer.page(&format!("/project?path={}", trae_mem_encode(&dir)));
+    let listed = sessions_section(&project_page);
+    assert!(listed.contains("\">hostile prompt &lt;script&gt;alert("), "named by its prompt, escaped: {listed}");
     for (path, body) in pages.iter().map(|p| (p.as_str(), viewer.page(p))).chain([("/events", streamed)]) {
         for live_markup in ["<script>alert", "<img src=x", "<svg onload"] {
             assert!(!body.contains(live_markup), "{path} holds live markup {live_markup:?}:\n{body}");
@@ -480,6 +490,20 @@ fn the_viewers_pages_read_and_never_write() {
     assert_eq!(count(&home, &format!("SELECT count(*) FROM summaries WHERE session_id = '{open}'")), 0);
 }
 
+/// Records an Edit of `file` in session `sid` of the test's project.
+fn edit(home: &Home, sid: &str, file: &str) {
+    let dir = project(home);
+    claude_code_hook(
+        home,
+        sid,
+        "PostToolUse",
+        json!({"cwd": dir, "tool_name": "Edit", "tool_use_id": format!("toolu_{sid}"),
+               "tool_input": {"file_path": file, "old_string": "max = 4", "new_string": "max = 16"},
+               "tool_response": {"filePath": file, "structuredPatch": "@@ -1 +1 @@"}}),
+    )
+    .ok();
+}
+
 /// The card of observation `id` in a page or a stream.
 fn card_of(body: &str, id: i64) -> String {
     let start = body.find(&format!("data-id=\"{id}\"")).unwrap_or_else(|| panic!("no card #{id} in:\n{body}"));
@@ -492,16 +516,7 @@ fn tool_rows_are_named_as_summaries_name_them_with_their_input_and_output_a_clic
     let home = Home::new();
     let viewer = Viewer::start(&home);
     let mut stream = viewer.events("?after=0");
-    let dir = project(&home);
-    claude_code_hook(
-        &home,
-        "s-tool",
-        "PostToolUse",
-        json!({"cwd": dir, "tool_name": "Edit", "tool_use_id": "toolu_edit",
-               "tool_input": {"file_path": "src/db/pool.rs", "old_string": "max = 4", "new_string": "max = 16"},
-               "tool_response": {"filePath": "src/db/pool.rs", "structuredPatch": "@@ -1 +1 @@"}}),
-    )
-    .ok();
+    edit(&home, "s-tool", "src/db/pool.rs");
     let id = newest_id(&home);
     let content: String =
         home.db().query_row("SELECT content FROM observations WHERE id = ?1", [id], |r| r.get(0)).unwrap();
@@ -517,7 +532,7 @@ fn tool_rows_are_named_as_summaries_name_them_with_their_input_and_output_a_clic
     let data: Vec<&str> =
         streamed.lines().filter_map(|l| l.strip_prefix("data:")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
     let streamed = data.join("\n");
-    let escaped = maud::html! { (content) }.into_string();
+    let escaped = escaped(&content);
     let full = format!(
         "<details class=\"io\"><summary>input and output</summary><pre class=\"content\">{escaped}</pre></details>"
     );
@@ -530,4 +545,125 @@ fn tool_rows_are_named_as_summaries_name_them_with_their_input_and_output_a_clic
     // The observation's own page shows them unfolded.
     let own = card_of(&viewer.page(&format!("/observation/{id}")), id);
     assert!(own.contains("<details class=\"io\" open><summary>input and output</summary>"), "{own}");
+}
+
+/// What `text` looks like on a page: escaped as maud escapes it.
+fn escaped(text: &str) -> String {
+    maud::html! { (text) }.into_string()
+}
+
+/// A session's summary at `level`, as stored.
+fn summary(home: &Home, session: &str, level: &str) -> String {
+    home.db()
+        .query_row("SELECT content FROM summaries WHERE session_id = ?1 AND level = ?2", [session, level], |r| r.get(0))
+        .unwrap()
+}
+
+/// The summary cards of local session `session` in a search page.
+fn summary_cards<'b>(body: &'b str, session: &str) -> Vec<&'b str> {
+    let own = format!("data-session=\"{session}\"");
+    body.split("<li class=\"hit summary\"")
+        .skip(1)
+        .map(|card| card.split("</li>").next().unwrap())
+        .filter(|card| card.starts_with(&format!(" {own}")))
+        .collect()
+}
+
+/// Imports, as sync would bring it, alice's session `id` in the test's
+/// project with only its two summaries, both `text`.
+fn teammates_summaries(home: &Home, id: &str, text: &str) {
+    let started = jiff::Timestamp::now().as_millisecond() - 60_000;
+    let meta = json!({"client": "claude-code", "author": "alice@laptop"});
+    let mut export = vec![json!({"type": "session", "keys": [],
+        "session": {"id": id, "project": project(home), "started_at": started, "ended_at": null, "meta": meta}})];
+    export.extend(["brief", "detailed"].map(
+        |level| json!({"type": "summary", "session_id": id, "level": level, "created_at": started, "content": text}),
+    ));
+    let text: String = export.iter().map(|record| format!("{record}\n")).collect();
+    home.run(&["import", home.write("teammate.jsonl", text.as_bytes()).to_str().unwrap()], None).ok();
+}
+
+/// A project page's list of sessions (the context block above it quotes
+/// prompts and summaries too).
+fn sessions_section(page: &str) -> &str {
+    page.split("<h2>Sessions</h2>").nth(1).unwrap_or_else(|| panic!("no list of sessions in:\n{page}"))
+}
+
+#[test]
+fn a_sessions_summaries_are_one_search_card_showing_the_brief_with_the_detailed_a_click_away() {
+    let home = Home::new();
+    let dir = project(&home);
+    prompt(&home, "s-pelican", "why does the pelican importer drop rows with empty tags");
+    edit(&home, "s-pelican", "src/pelican/gannet_loader.rs");
+    claude_code_hook(
+        &home,
+        "s-pelican",
+        "Stop",
+        json!({"cwd": dir, "last_assistant_message": "Fixed: the pelican importer keeps rows with empty tags."}),
+    )
+    .ok();
+    let session = session_of(&home, "s-pelican");
+    home.run(&["summarize", &session], None).ok();
+    let (brief, detailed) = (summary(&home, &session, "brief"), summary(&home, &session, "detailed"));
+    // The edited file's name is in the detailed summary only.
+    assert!(!brief.contains("gannet") && detailed.contains("gannet_loader"), "{brief}\n---\n{detailed}");
+    let folded = format!(
+        "<details class=\"io\"><summary>detailed summary</summary><pre class=\"content\">{}</pre></details>",
+        escaped(&detailed)
+    );
+    let viewer = Viewer::start(&home);
+    // Words in both summaries, and words in the detailed one only.
+    for (query, matched) in [("pelican+importer+tags", None), ("gannet_loader", Some("detailed"))] {
+        for path in [format!("/search?q={query}"), format!("/search?q={query}&fragment=true")] {
+            let page = viewer.page(&path);
+            let cards = summary_cards(&page, &session);
+            assert_eq!(cards.len(), 1, "{path}: one card for the session's two summaries:\n{page}");
+            let card = cards[0];
+            assert!(
+                card.contains(&format!("<pre class=\"content brief\">{}</pre>", escaped(&brief))),
+                "{path}: {card}"
+            );
+            assert!(card.contains(&folded), "{path}: the detailed summary, folded: {card}");
+            if let Some(level) = matched {
+                assert!(card.contains(&format!("matched in {level}")), "{path}: says which summary matched: {card}");
+            }
+        }
+    }
+    // A teammate's says whose it is.
+    let theirs = "00000000-0000-4000-8000-0000000a11ce";
+    teammates_summaries(&home, theirs, "Asked: why do gannet batches stall\nConcluded: a lock.");
+    let page = viewer.page("/search?q=gannet+batches+stall");
+    let cards = summary_cards(&page, theirs);
+    assert!(cards.len() == 1 && cards[0].contains("<span class=\"by\">by alice@laptop</span>"), "{page}");
+}
+
+#[test]
+fn the_project_page_names_each_session_by_its_first_public_prompt_or_else_its_brief() {
+    let home = Home::new();
+    prompt(&home, "s-quartz", "<private>the whole of this prompt is private</private>");
+    prompt(&home, "s-quartz", "tidy the quartz scheduler\n   before the release");
+    prompt(&home, "s-quartz", "and its docs");
+    let quartz = session_of(&home, "s-quartz");
+    // No prompt is left to name a teammate's session of which only the
+    // summaries are here (sync brings a session with its summaries;
+    // retention leaves no more).
+    let kept = "00000000-0000-4000-8000-00000000c0de";
+    teammates_summaries(&home, kept, "\nAsked: rotate the   staging deploy key\nConcluded: rotated.");
+    let dir = project(&home);
+
+    let viewer = Viewer::start(&home);
+    let page = viewer.page(&format!("/project?path={}", trae_mem_encode(&dir)));
+    let listed = sessions_section(&page);
+    assert!(
+        listed.contains(&format!("<a href=\"/session/{quartz}\">tidy the quartz scheduler before the release</a>")),
+        "named by its first public prompt, on one line:\n{listed}"
+    );
+    let kept_row = listed.split("<tr>").find(|row| row.contains(kept)).unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        kept_row.contains(&format!("<a href=\"/session/{kept}\">Asked: rotate the staging deploy key</a>")),
+        "named by its brief's first line: {kept_row}"
+    );
+    assert!(kept_row.contains("by alice@laptop"), "a teammate's session says whose: {kept_row}");
+    // The private prompt came first: the heading above is the public one after it.
+    assert!(!page.contains("[PRIVATE]"), "{page}");
 }

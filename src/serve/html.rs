@@ -1,11 +1,12 @@
 //! The pages' shared parts: the chrome, an observation's card, a search
-//! snippet with its marks, and links. maud escapes every value it is given,
-//! so stored text (which may hold `<script>`) is always shown as text.
+//! snippet with its marks, how a session is named and whose it is, and
+//! links. maud escapes every value it is given, so stored text (which may
+//! hold `<script>`) is always shown as text.
 
 use maud::{DOCTYPE, Markup, html};
 
 use crate::recall::{MARK_END, MARK_START};
-use crate::store::{Kind, Observation};
+use crate::store::{Kind, ListedSession, Observation};
 use crate::summarize::builtin::tool_action;
 use crate::text::clip;
 use crate::timefmt;
@@ -113,6 +114,27 @@ pub fn session_label(id: &str) -> String {
     format!("session {}", id.get(..8).unwrap_or(id))
 }
 
+/// The characters of what a list names a session by.
+const HEADING_CHARS: usize = 160;
+
+/// What a session began with, on one line: its first prompt, or else the
+/// first line of its brief summary (`Asked: …`); none when it has neither.
+pub fn session_heading(listed: &ListedSession) -> Option<String> {
+    let folded = |text: &str| {
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!words.is_empty()).then_some(words)
+    };
+    let prompt = listed.first_prompt.as_deref().and_then(folded);
+    let heading = prompt.or_else(|| listed.brief.as_deref()?.lines().find_map(folded))?;
+    Some(clip(&heading, HEADING_CHARS))
+}
+
+/// "by alice@laptop": whose a teammate's session is (it came by sync);
+/// nothing for one's own.
+pub fn by(author: Option<&str>) -> Markup {
+    html! { @if let Some(author) = author { span.by { "by " (author) } } }
+}
+
 pub fn observation_href(id: i64) -> String {
     format!("/observation/{id}")
 }
@@ -139,6 +161,30 @@ mod tests {
     fn snippets_mark_matches_and_escape_the_rest() {
         let marked = snippet(&format!("a <b> {MARK_START}x{MARK_END} c {MARK_START}y")).into_string();
         assert_eq!(marked, format!("a &lt;b&gt; <mark>x</mark> c {MARK_START}y"));
+    }
+
+    #[test]
+    fn a_session_is_named_by_its_first_prompt_else_its_briefs_first_line() {
+        let session = crate::store::Session {
+            id: "0123456789".to_owned(),
+            project: "/w/app".to_owned(),
+            started_at: 0,
+            ended_at: None,
+            meta: serde_json::Value::Null,
+            observations: 0,
+        };
+        let listed = |prompt: Option<&str>, brief: Option<&str>| ListedSession {
+            session: session.clone(),
+            first_prompt: prompt.map(str::to_owned),
+            brief: brief.map(str::to_owned),
+        };
+        let brief = Some("\n  Asked: rotate   the key\nConcluded: done");
+        assert_eq!(session_heading(&listed(Some("fix the\n  parser"), brief)).as_deref(), Some("fix the parser"));
+        assert_eq!(session_heading(&listed(Some(" \n "), brief)).as_deref(), Some("Asked: rotate the key"));
+        assert_eq!(session_heading(&listed(None, brief)).as_deref(), Some("Asked: rotate the key"));
+        assert_eq!(session_heading(&listed(None, None)), None);
+        let long = "word ".repeat(100);
+        assert_eq!(session_heading(&listed(Some(&long), None)).unwrap().chars().count(), HEADING_CHARS);
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod assets;
 mod forget;
 mod guard;
 mod health;
+mod hits;
 mod html;
 mod live;
 mod pages;

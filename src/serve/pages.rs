@@ -11,10 +11,10 @@ use axum::response::Html;
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::html::{Nav, card, encode, observation_href, page, project_href, session_href, session_label, snippet};
-use super::{App, PageError, live};
+use super::html::{Nav, by, card, encode, page, project_href, session_heading, session_href, session_label};
+use super::{App, PageError, hits, live};
 use crate::recall::{self, SearchRequest};
-use crate::store::{Filters, Kind, Observation, Store};
+use crate::store::{Filters, Kind, ListedSession, Observation, Store};
 use crate::{config, timefmt};
 
 /// Observations on a freshly opened live page.
@@ -151,28 +151,9 @@ pub async fn search(State(app): State<Arc<App>>, Query(params): Query<SearchPara
     };
     app.with_store(move |_, store| {
         let hits = recall::search(store, &request)?;
+        let list = hits::list(store, &hits)?;
         let results = html! {
-            @if hits.is_empty() {
-                p.none { "No matches." }
-            }
-            ol.hits {
-                @for hit in &hits {
-                    li.hit {
-                        div.meta {
-                            @match hit.id {
-                                Some(id) => a class="ref" href=(observation_href(id)) { (hit.reference()) },
-                                None => a class="ref" href=(session_href(&hit.session_id)) { (hit.reference()) },
-                            }
-                            span.kind { (hit.kind.as_str()) }
-                            @if let Some(tool) = &hit.tool { span.tool { (tool) } }
-                            @if let Some(level) = hit.level { span.tool { (level.as_str()) } }
-                            a.project href=(project_href(&hit.project)) { (hit.project) }
-                            time { (timefmt::local_minute(hit.ts)) }
-                        }
-                        p.snippet { (snippet(&hit.snippet)) }
-                    }
-                }
-            }
+            (list)
             nav.pages {
                 @if params.offset > 0 {
                     a.prev href=(params.at(params.offset.saturating_sub(PAGE_HITS))) { "← newer hits" }
@@ -328,7 +309,7 @@ pub async fn project(State(app): State<Arc<App>>, Query(params): Query<ProjectPa
             true => crate::recall::context::at_session_start(store, &project, None, settings)?,
             false => None,
         };
-        let sessions = store.sessions(Some(&project), PROJECT_SESSIONS)?;
+        let sessions = store.listed_sessions(Some(&project), PROJECT_SESSIONS)?;
         let body = html! {
             div.bar {
                 h1 { (project) }
@@ -345,18 +326,29 @@ pub async fn project(State(app): State<Arc<App>>, Query(params): Query<ProjectPa
             table.list {
                 thead { tr { th { "session" } th { "started" } th { "ended" } th.num { "observations" } } }
                 tbody {
-                    @for s in &sessions {
-                        tr {
-                            td { a href=(session_href(&s.id)) { (session_label(&s.id)) } }
-                            td { (timefmt::local_minute(s.started_at)) }
-                            td { (s.ended_at.map(timefmt::local_minute).unwrap_or_default()) }
-                            td.num { (s.observations) }
-                        }
-                    }
+                    @for listed in &sessions { (session_row(listed)) }
                 }
             }
         };
         Ok(Html(page(&project, Nav::Projects, body).into_string()))
     })
     .await
+}
+
+/// A session in a project's list, named by what it began with (its id
+/// beside it), and whose it is when a teammate's.
+fn session_row(listed: &ListedSession) -> Markup {
+    let s = &listed.session;
+    let author = s.meta.get("author").and_then(|a| a.as_str());
+    html! {
+        tr {
+            td {
+                a href=(session_href(&s.id)) { (session_heading(listed).unwrap_or_else(|| session_label(&s.id))) }
+                div.meta { span.ref { (session_label(&s.id)) } (by(author)) }
+            }
+            td { (timefmt::local_minute(s.started_at)) }
+            td { (s.ended_at.map(timefmt::local_minute).unwrap_or_default()) }
+            td.num { (s.observations) }
+        }
+    }
 }

@@ -37,7 +37,7 @@ pub use model::{Kind, Observation, Session, SessionDetail, Summary, SummaryLevel
 pub use rewrite::StoredText;
 pub use stats::Stats;
 pub use sync::{Outgoing, RecordId, SyncState};
-pub use timeline::{Located, Recalled, Substance, Timeline, Told};
+pub use timeline::{ListedSession, Located, Recalled, Substance, Timeline, Told};
 pub use tombstone::{Tombstone, fingerprint};
 pub use transfer::{ExportRecord, ExternalKey, ImportReport, Records};
 pub use write::{NewObservation, SessionKey, Writer};

@@ -34,6 +34,10 @@ const SUBSTANCE_ROWS: i64 = 400;
 /// How much of each prompt `substance` keeps.
 const SUBSTANCE_PROMPT_CHARS: i64 = 300;
 
+/// How much of its first prompt `listed_sessions` reads to name a session:
+/// a list shows a line, and a pasted log can run to megabytes.
+const LISTED_PROMPT_CHARS: i64 = 300;
+
 /// What a session did, by the kinds of its rows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Substance {
@@ -76,6 +80,16 @@ impl Told {
     pub fn open(&self) -> bool {
         self.session.ended_at.is_none_or(|ended| ended < self.last_active)
     }
+}
+
+/// A session as a list names it: by what it began with, or by what its
+/// brief summary says when no prompt of it is left (retention, a forget).
+#[derive(Debug, Clone)]
+pub struct ListedSession {
+    pub session: Session,
+    /// Its first public prompt, cut to `LISTED_PROMPT_CHARS`.
+    pub first_prompt: Option<String>,
+    pub brief: Option<String>,
 }
 
 /// Reads an observation row; private content is replaced unless `reveal`.
@@ -216,6 +230,28 @@ impl Store {
         let sessions =
             stmt.query_map(params![project, limit as i64], session)?.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(sessions)
+    }
+
+    /// Sessions as `sessions` gives them, each with its first public prompt
+    /// and its brief summary, in one query: a private prompt is never read.
+    /// The limit applies first, so that only the listed sessions are looked into.
+    pub fn listed_sessions(&self, project: Option<&str>, limit: usize) -> Result<Vec<ListedSession>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS},
+                    (SELECT substr(o.content, 1, ?3) FROM observations o
+                     WHERE o.session_id = s.id AND o.kind = 'user' AND o.private = 0
+                     ORDER BY o.ts, o.id LIMIT 1),
+                    (SELECT sm.content FROM summaries sm WHERE sm.session_id = s.id AND sm.level = 'brief')
+             FROM (SELECT rowid AS seq, * FROM sessions WHERE ?1 IS NULL OR project_path = ?1
+                   ORDER BY started_at DESC, rowid DESC LIMIT ?2) s
+             ORDER BY s.started_at DESC, s.seq DESC"
+        ))?;
+        let rows = stmt
+            .query_map(params![project, limit as i64, LISTED_PROMPT_CHARS], |row| {
+                Ok(ListedSession { session: session(row)?, first_prompt: row.get(6)?, brief: row.get(7)? })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
     }
 
     /// One session, found by its id or by a unique prefix of it.
