@@ -281,3 +281,12 @@ fn a_talk_only_session_with_a_real_answer_is_told_and_one_asking_memory_is_folde
         "{context}"
     );
 }
+
+#[test]
+fn session_start_tells_the_fix_and_names_a_question_asked_in_four_sessions_once() {
+    let home = a_fix_and_four_sessions_asking_how();
+    let told = hook(&home, "next", "SessionStart", json!({"source": "startup"})).ok().json();
+    let context = told["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(context.contains("load_config now falls back to the defaults"), "{context}");
+    assert!(context.contains(&format!("Also 4 sessions that only talked: “{QUESTION}” ×4\n")), "{context}");
+}

@@ -147,14 +147,26 @@ fn weight(substance: &Substance) -> u64 {
         + 2 * u64::from(substance.answers > 0)
 }
 
-/// One line for the sessions that only talked, or nothing.
+/// One line for the sessions that only talked, or nothing. A question
+/// asked in several sessions is shown once, with how many times.
 fn folded_line(asked: &[String]) -> String {
     if asked.is_empty() {
         return String::new();
     }
-    let shown: Vec<String> =
-        asked.iter().take(FOLDED_SHOWN).map(|a| format!("“{}”", clip(&first_line(a), FOLDED_CHARS))).collect();
-    let more = if asked.len() > shown.len() { ", …" } else { "" };
+    let mut distinct: Vec<(String, usize)> = Vec::new();
+    for question in asked {
+        let line = clip(&first_line(question), FOLDED_CHARS);
+        match distinct.iter_mut().find(|(seen, _)| seen.to_lowercase() == line.to_lowercase()) {
+            Some((_, times)) => *times += 1,
+            None => distinct.push((line, 1)),
+        }
+    }
+    let shown: Vec<String> = distinct
+        .iter()
+        .take(FOLDED_SHOWN)
+        .map(|(line, times)| if *times > 1 { format!("“{line}” ×{times}") } else { format!("“{line}”") })
+        .collect();
+    let more = if distinct.len() > shown.len() { ", …" } else { "" };
     format!("\nAlso {} that only talked: {}{more}\n", count(asked.len(), "session", "sessions"), shown.join(", "))
 }
 
