@@ -111,16 +111,14 @@ fn forgetting_a_session_drops_it_with_its_keys_summaries_and_spooled_events() {
     session(&home, "a", APP, "QXZV-4711-ACME");
     session(&home, "b", APP, "WPLK-0815-INITECH");
     // An event of session a that waits in the spool: the database is locked.
-    let locker = home.db();
-    locker.execute_batch("BEGIN IMMEDIATE; INSERT INTO store_meta VALUES ('lock', 'held');").unwrap();
+    let locker = home.lock_db();
     let run = home.run_env(
         &["hook"],
         &[("TRAE_MEM_DEADLINE_MS", "600")],
         Some(&payload("a", "UserPromptSubmit", json!({"prompt": "late word on SPOOLED-9931-ACME", "cwd": APP}))),
     );
     assert!(run.stderr.contains("spooled"), "{run}");
-    locker.execute_batch("ROLLBACK").unwrap();
-    drop(locker);
+    locker.release();
     assert!(!copies(&home.home(), "SPOOLED-9931-ACME").is_empty());
 
     let a = local_session(&home, "a");

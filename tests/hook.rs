@@ -250,8 +250,7 @@ fn a_50_mb_payload_is_stored_clipped_inside_the_deadline() {
 fn a_database_locked_past_the_deadline_spools_the_event_then_replays_it() {
     let home = Home::new();
     hook(&home, "s", "UserPromptSubmit", json!({"prompt": "first"})).ok();
-    let locker = home.db();
-    locker.execute_batch("BEGIN IMMEDIATE; INSERT INTO store_meta VALUES ('lock', 'held');").unwrap();
+    let locker = home.lock_db();
 
     let started = Instant::now();
     let run = home
@@ -272,7 +271,7 @@ fn a_database_locked_past_the_deadline_spools_the_event_then_replays_it() {
     assert_eq!(listing["pending"][0]["event"], "UserPromptSubmit");
     assert_eq!(listing["pending"][0]["payload"]["prompt"], "while locked");
 
-    locker.execute_batch("ROLLBACK").unwrap();
+    locker.release();
     // The next successful hook stores the spooled event too, with its own time.
     hook(&home, "s", "UserPromptSubmit", json!({"prompt": "after"})).ok();
     let contents: Vec<String> = rows(&home).into_iter().map(|r| r.2).collect();

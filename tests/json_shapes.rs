@@ -99,10 +99,9 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
     assert_shape("stats --json", &stats["retention"], &["max_age_days", "max_db_mb", "keep_summaries"]);
 
     // A waiting event (the database held by another process) and a dead letter.
-    let locker = home.db();
-    locker.execute_batch("BEGIN IMMEDIATE; INSERT INTO store_meta VALUES ('lock', 'held');").unwrap();
+    let locker = home.lock_db();
     home.run(&["hook"], Some(&payload("b", "UserPromptSubmit", json!({"prompt": "while locked"})))).ok();
-    locker.execute_batch("ROLLBACK").unwrap();
+    locker.release();
     home.run(&["hook"], Some(b"not json")).code(1);
     let spool = home.run(&["spool", "list", "--json"], None).ok().json();
     assert_shape("spool list --json", &spool, &["pending", "dead_letters"]);

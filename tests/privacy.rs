@@ -49,8 +49,7 @@ fn the_spool_and_dead_letters_hold_no_private_text_and_no_secret() {
     let home = Home::new();
     hook(&home, "s", "UserPromptSubmit", json!({"prompt": "first"})).ok();
     // A database another process holds locked: the event is spooled.
-    let locker = home.db();
-    locker.execute_batch("BEGIN IMMEDIATE; INSERT INTO store_meta VALUES ('lock', 'held');").unwrap();
+    let locker = home.lock_db();
     let spooled = payload(
         "s",
         "UserPromptSubmit",
@@ -83,7 +82,7 @@ fn the_spool_and_dead_letters_hold_no_private_text_and_no_secret() {
         .collect();
     assert!(kept.iter().any(|k| k.contains("token=[REDACTED] and ")), "{kept:?}");
     assert!(kept.iter().any(|k| k.contains(r#""prompt":"key [REDACTED]""#)), "{kept:?}");
-    locker.execute_batch("ROLLBACK").unwrap();
+    locker.release();
 }
 
 #[test]

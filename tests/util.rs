@@ -21,6 +21,15 @@ pub fn skip(what: &str, missing: &str) {
     list.write_all(line.as_bytes()).expect("skipped list");
 }
 
+/// A write transaction another process holds; `release` ends it.
+pub struct Locked(rusqlite::Connection);
+
+impl Locked {
+    pub fn release(self) {
+        self.0.execute_batch("ROLLBACK").expect("release db");
+    }
+}
+
 /// The binary under test.
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_trae-mem")
@@ -135,6 +144,14 @@ impl Home {
     /// Opens the database directly, to check stored rows.
     pub fn db(&self) -> rusqlite::Connection {
         rusqlite::Connection::open(self.db_path()).expect("open db")
+    }
+
+    /// The database held by another writer, as an import holds it, until
+    /// the returned lock is let go.
+    pub fn lock_db(&self) -> Locked {
+        let locker = self.db();
+        locker.execute_batch("BEGIN IMMEDIATE; INSERT INTO store_meta VALUES ('lock', 'held');").expect("lock db");
+        Locked(locker)
     }
 
     /// Writes a file under the temp dir and returns its path.
