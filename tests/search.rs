@@ -481,6 +481,33 @@ fn ranking_prefers_more_occurrences_and_shorter_text() {
     }
 }
 
+/// Candidates are chosen by relevance over the whole index, not by
+/// recency: an old row holding three of the query's four words is found
+/// though each word alone is in over a thousand newer rows, and no row
+/// holds all four.
+#[test]
+fn an_old_row_holding_most_terms_is_found_among_many_newer_rows_holding_one() {
+    let words = ["scheduler", "backpressure", "watermark", "throttling"];
+    let mut seed = Seed::new().session(S1, "/proj/alpha", T0, None).obs(
+        1,
+        S1,
+        T0,
+        "Fixed: the scheduler now applies backpressure once the queue passes its watermark.",
+    );
+    let mut id = 2;
+    for word in words {
+        for n in 0..1100 {
+            seed = seed.obs(id, S1, T0 + id * MINUTE, &format!("{word} line {n}"));
+            id += 1;
+        }
+    }
+    for mode in ["trigram", "unicode61"] {
+        let home = seed.home(mode);
+        let out = search(&home, mode, "scheduler backpressure watermark throttling", &["--limit", "5"]);
+        assert_eq!(ids(&out).first(), Some(&1), "{mode}: {out}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Filters
 

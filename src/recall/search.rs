@@ -3,9 +3,12 @@
 //! by the full-text index, the best of them ranked (`rank`), and each hit
 //! told with the terms it matched and an excerpt (`snippet`).
 //!
-//! A query's terms need not all match. The index nominates, newest first,
-//! the rows holding every term, and for each form of each term the newest
-//! rows holding it; the rows whose terms weigh most are read and ranked.
+//! A query's terms need not all match. The index nominates the rows holding
+//! each form of each term, over its whole postings (up to a cap past which
+//! a term weighs next to nothing), and the newest rows holding every term;
+//! the rows whose terms weigh most are read and ranked, newest first among
+//! equals. An older row holding the one rare word competes with every
+//! newer row holding only common ones.
 //! Summaries are searched beside observations and come back as hits of
 //! kind `summary`.
 
@@ -89,14 +92,16 @@ impl SearchHit {
 /// cost far more than the answer is worth, and recent work matters most.
 const RANKED_CANDIDATES: usize = 500;
 
-/// The newest rows nominated for each form of each term.
-const PER_NEEDLE: usize = 1000;
+/// A one-term query nominates this many of the newest rows holding it:
+/// with one term, rows differ only by how often they hold it.
+const ONE_TERM: usize = 1000;
 
 /// The nominated rows read and ranked, those whose terms weigh most.
 const POOL: usize = 250;
 
-/// Past this many rows, a form's document frequency is taken as this many:
-/// its weight is already near the floor, and counting further costs time.
+/// Past this many rows, a form's document frequency is taken as this many,
+/// and only its newest this many rows are nominated: its weight is already
+/// near the floor, and reading further postings costs time.
 const DOC_FREQUENCY_CAP: usize = 10_000;
 
 /// A term still in play: one or more of its forms occurs somewhere.
@@ -108,9 +113,10 @@ struct LiveTerm<'q> {
     /// Rarity: BM25's inverse document frequency of its own form (of its
     /// synonyms, at their weight, when only they occur).
     idf: f64,
-    /// The newest rows holding its own form, when no filter applies: the
-    /// count of document frequency read them anyway.
-    newest: Vec<i64>,
+    /// The observations holding its own form (the newest, up to the cap),
+    /// when no filter applies: the count of document frequency read them
+    /// anyway.
+    postings: Vec<i64>,
 }
 
 impl LiveTerm<'_> {
@@ -308,15 +314,15 @@ fn live_terms<'q>(
         let own = store.expression(&term.needles[0].text, term.required);
         // One term's rarity ranks nothing against another's: counting
         // its rows would only cost time.
-        let cap = if query.terms.len() == 1 { PER_NEEDLE } else { DOC_FREQUENCY_CAP };
-        let (mut frequency, mut newest) = (0, Vec::new());
+        let cap = if query.terms.len() == 1 { ONE_TERM } else { DOC_FREQUENCY_CAP };
+        let (mut frequency, mut postings) = (0, Vec::new());
         if let Some(own) = &own {
             for &table in tables {
                 if frequency < cap {
                     let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, cap)?;
                     frequency += ids.len();
                     if table == Table::Observations {
-                        newest = ids;
+                        postings = ids;
                     }
                 }
             }
@@ -338,15 +344,15 @@ fn live_terms<'q>(
             }
             rarity(found.len()) * query::SYNONYM_WEIGHT
         };
-        let newest = if filters.narrows() { Vec::new() } else { newest };
-        live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, newest });
+        let postings = if filters.narrows() { Vec::new() } else { postings };
+        live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, postings });
     }
     Ok(Some(live))
 }
 
 /// Adds `table`'s nominations to `nominated`, each with the weight of the
 /// terms that nominated it: the newest rows holding every term, and the
-/// newest holding each term's own form and any of its synonyms.
+/// rows holding each term's own form and any of its synonyms.
 fn nominate(
     store: &Store,
     table: Table,
@@ -355,6 +361,7 @@ fn nominate(
     nominated: &mut FxHashMap<(Table, i64), f64>,
 ) -> Result<()> {
     let every_term: f64 = live.iter().map(|t| t.idf).sum();
+    let cap = if live.len() == 1 { ONE_TERM } else { DOC_FREQUENCY_CAP };
     let any_form = |t: &LiveTerm<'_>| -> String {
         let forms: Vec<&str> = t.own.iter().chain(&t.synonyms).map(String::as_str).collect();
         format!("({})", forms.join(" OR "))
@@ -378,10 +385,8 @@ fn nominate(
             }
         };
         match &term.own {
-            Some(_) if table == Table::Observations && !term.newest.is_empty() => {
-                add(&term.newest[..term.newest.len().min(PER_NEEDLE)], 1.0);
-            }
-            Some(own) => add(&store.matching(table, std::slice::from_ref(own), filters, PER_NEEDLE)?, 1.0),
+            Some(_) if table == Table::Observations && !term.postings.is_empty() => add(&term.postings, 1.0),
+            Some(own) => add(&store.matching(table, std::slice::from_ref(own), filters, cap)?, 1.0),
             None => {}
         }
         if let Some(synonyms) = &term.synonyms {
@@ -391,7 +396,7 @@ fn nominate(
                 vec![synonyms.clone()]
             };
             for form in forms {
-                add(&store.matching(table, std::slice::from_ref(&form), filters, PER_NEEDLE)?, query::SYNONYM_WEIGHT);
+                add(&store.matching(table, std::slice::from_ref(&form), filters, cap)?, query::SYNONYM_WEIGHT);
             }
         }
     }
