@@ -13,7 +13,9 @@
 //! `cargo bench --bench recall` runs the labelled set alone (8,442 rows).
 //! `cargo bench --bench recall -- --padding 100000` first adds that many
 //! generated rows, newer than the labelled ones, as distractors, and also
-//! prints search times.
+//! prints search times. `--store DIR` keeps the store with its vectors in
+//! DIR, and a later run with the same DIR reuses it. `--half tuning` (or
+//! `held-out`) runs one half of the queries.
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -24,8 +26,9 @@ use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::json;
-use trae_mem::recall::{self, SearchRequest};
-use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store};
+use trae_mem::embed::{self, fill};
+use trae_mem::recall::{self, SearchRequest, meaning};
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store, Table};
 
 #[derive(Deserialize)]
 struct Row {
@@ -55,28 +58,47 @@ fn main() -> anyhow::Result<()> {
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recall");
     let rows: Vec<Row> = read_lines(&fixtures.join("corpus.jsonl"))?;
 
-    let dir = tempfile::tempdir()?;
-    let export = dir.path().join("labelled.jsonl");
-    write_labelled(&rows, &export)?;
-    let mut store = Store::open(&dir.path().join(DB_FILE), &OpenOptions::default())?;
-    store
-        .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
-    if padding > 0 {
-        let generated = dir.path().join("padding.jsonl");
+    // `--store DIR` keeps the store (and its vectors) for the next run,
+    // which then only searches: for trying a ranking change quickly.
+    let temporary = tempfile::tempdir()?;
+    let dir = flag("--store").map_or(temporary.path().to_owned(), std::path::PathBuf::from);
+    std::fs::create_dir_all(&dir)?;
+    let reused = dir.join(DB_FILE).exists();
+    let mut store = Store::open(&dir.join(DB_FILE), &OpenOptions::default())?;
+    if !reused {
+        let export = dir.join("labelled.jsonl");
+        write_labelled(&rows, &export)?;
+        store.take_in(Records::File {
+            input: &mut BufReader::new(std::fs::File::open(&export)?),
+            progress: &mut |_| {},
+        })?;
+    }
+    if padding > 0 && !reused {
+        let generated = dir.join("padding.jsonl");
         corpus::Corpus::new(11).write_export(padding, &mut BufWriter::new(std::fs::File::create(&generated)?))?;
         store.take_in(Records::File {
             input: &mut BufReader::new(std::fs::File::open(&generated)?),
             progress: &mut |_| {},
         })?;
     }
+    let started = Instant::now();
+    let (embedder, model) = embed::configured(None)?;
+    let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "vectors: {} rows embedded in {seconds:.1} s ({:.0} rows/s)",
+        filled.embedded,
+        filled.embedded as f64 / seconds
+    );
     println!("recall: {} labelled rows and {padding} generated", rows.len());
     let mut textbook = Textbook::new(rows.iter().map(|r| (row_id(&r.id), r.text.clone())))?;
     if padding > 0 {
-        textbook.add(generated_rows(&dir.path().join("padding.jsonl"))?)?;
+        textbook.add(generated_rows(&dir.join("padding.jsonl"))?)?;
     }
+    let only = flag("--half");
     for (name, file) in QUERY_SETS {
         let path = fixtures.join(file);
-        if !path.exists() {
+        if !path.exists() || only.as_ref().is_some_and(|half| !name.starts_with(half.as_str())) {
             continue;
         }
         let queries: Vec<Labelled> = read_lines(&path)?;
@@ -96,6 +118,9 @@ fn main() -> anyhow::Result<()> {
 /// only ever reported.
 const QUERY_SETS: [(&str, &str); 2] = [("tuning half", "queries.jsonl"), ("held-out half", "heldout.jsonl")];
 
+/// The systems each query is put to, in the tables' order.
+const SYSTEMS: [&str; 3] = ["trae-mem", "BM25", "dense"];
+
 /// Runs every query, prints a table by category, and returns the queries
 /// with nothing relevant in the first `RECALL_AT` hits.
 fn score(store: &Store, textbook: &Textbook, queries: &[Labelled]) -> anyhow::Result<Vec<String>> {
@@ -110,17 +135,19 @@ fn score(store: &Store, textbook: &Textbook, queries: &[Labelled]) -> anyhow::Re
         )?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
-        let baseline = textbook.search(&labelled.query, MRR_AT)?;
+        let dense: Vec<i64> = meaning::nearest(store, &labelled.query, &Filters::default(), &[Table::Observations], MRR_AT)?
+            .iter()
+            .map(|n| n.id)
+            .collect();
+        let textbook = textbook.search(&labelled.query, MRR_AT)?;
         let scores = by_category.entry(labelled.category.as_str()).or_default();
-        scores.add(&found, &baseline, &relevant, ms);
+        scores.add([&found, &textbook, &dense], &relevant, ms);
         if !found.iter().take(RECALL_AT).any(|id| relevant.contains(id)) {
             misses.push(format!("  [{}] {}", labelled.category, labelled.query));
         }
     }
-    println!(
-        "{:<11} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8}",
-        "category", "queries", "recall@5", "BM25", "MRR@10", "BM25", "p50 ms"
-    );
+    let columns: Vec<String> = SYSTEMS.iter().map(|s| format!("{s:>9}")).collect();
+    println!("{:<11} {:>7} recall@5: {} MRR@10: {} {:>8}", "category", "queries", columns.join(""), columns.join(""), "p50 ms");
     let mut all = Scores::default();
     for (category, scores) in &mut by_category {
         scores.print(category);
@@ -130,43 +157,41 @@ fn score(store: &Store, textbook: &Textbook, queries: &[Labelled]) -> anyhow::Re
     Ok(misses)
 }
 
-/// Per-query figures of one category.
+/// Per-query figures of one category, for each of `SYSTEMS`.
 #[derive(Default)]
 struct Scores {
-    recall: Vec<f64>,
-    baseline_recall: Vec<f64>,
-    reciprocal_rank: Vec<f64>,
-    baseline_reciprocal_rank: Vec<f64>,
+    recall: [Vec<f64>; 3],
+    reciprocal_rank: [Vec<f64>; 3],
     times: Vec<f64>,
 }
 
 impl Scores {
-    fn add(&mut self, found: &[i64], baseline: &[i64], relevant: &[i64], ms: f64) {
-        self.recall.push(recall(found, relevant));
-        self.baseline_recall.push(recall(baseline, relevant));
-        self.reciprocal_rank.push(reciprocal_rank(found, relevant));
-        self.baseline_reciprocal_rank.push(reciprocal_rank(baseline, relevant));
+    fn add(&mut self, found: [&[i64]; 3], relevant: &[i64], ms: f64) {
+        for (system, found) in found.into_iter().enumerate() {
+            self.recall[system].push(recall(found, relevant));
+            self.reciprocal_rank[system].push(reciprocal_rank(found, relevant));
+        }
         self.times.push(ms);
     }
 
     fn merge(&mut self, other: &Scores) {
-        self.recall.extend(&other.recall);
-        self.baseline_recall.extend(&other.baseline_recall);
-        self.reciprocal_rank.extend(&other.reciprocal_rank);
-        self.baseline_reciprocal_rank.extend(&other.baseline_reciprocal_rank);
+        for system in 0..SYSTEMS.len() {
+            self.recall[system].extend(&other.recall[system]);
+            self.reciprocal_rank[system].extend(&other.reciprocal_rank[system]);
+        }
         self.times.extend(&other.times);
     }
 
     fn print(&mut self, category: &str) {
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let means = |v: &[Vec<f64>; 3]| {
+            v.iter().map(|v| format!("{:>9.2}", v.iter().sum::<f64>() / v.len().max(1) as f64)).collect::<String>()
+        };
         self.times.sort_by(f64::total_cmp);
         println!(
-            "{category:<11} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>8.2}",
-            self.recall.len(),
-            mean(&self.recall),
-            mean(&self.baseline_recall),
-            mean(&self.reciprocal_rank),
-            mean(&self.baseline_reciprocal_rank),
+            "{category:<11} {:>7}           {}        {} {:>8.2}",
+            self.times.len(),
+            means(&self.recall),
+            means(&self.reciprocal_rank),
             self.times[self.times.len() / 2],
         );
     }

@@ -3,7 +3,9 @@
 //! deadline, and changes nothing the client was told:
 //! - events spooled earlier are stored (`Ingest::replay`);
 //! - at SessionEnd, the day's slice of retention runs, and a project that
-//!   shares its memory starts a background sync it never waits for.
+//!   shares its memory starts a background sync it never waits for;
+//! - after a turn (Stop) and at SessionEnd, a background `trae-mem embed`
+//!   gives the new rows their vectors, for search by meaning.
 //!
 //! It stands above ingest, forget and sync, so that ingest records and
 //! answers and nothing else. The hook command and MCP's
@@ -43,6 +45,11 @@ pub fn run(ingest: &Ingest<'_>, loaded: &Loaded, accepted: &Accepted, started: I
         {
             outcome.warnings.push(Warning::Sync(err));
         }
+    }
+    if matches!(accepted.event.kind, EventKind::Stop | EventKind::SessionEnd)
+        && let Err(err) = crate::embed::start_in_background(&loaded.home)
+    {
+        outcome.warnings.push(Warning::Embed(err));
     }
     let spool = Spool::new(&loaded.home);
     if spool.has_pending()

@@ -259,6 +259,11 @@ pub struct Search {
     /// `TRAE_MEM_INDEX` overrides it. `None` is "auto".
     #[serde(with = "index_choice")]
     pub index: Option<IndexMode>,
+    /// The embedding model search finds meaning with: a model file (the
+    /// format of `models/`), relative to the config file that names it.
+    /// Default: the model compiled into trae-mem. Changing it makes
+    /// `trae-mem embed` compute every vector again.
+    pub model: Option<PathBuf>,
 }
 
 /// `[search] index` as written: "auto" (or nothing) for `None`, else the
@@ -641,13 +646,19 @@ fn find_upward(start: &Path) -> Option<PathBuf> {
 
 /// Reads one config file, checking it on its own first so that an error
 /// names this file, the line and the key, and lists what is allowed.
-/// Plugin paths become absolute, relative to this file.
+/// Plugin and model paths become absolute, relative to this file.
 fn read_table(file: &Path) -> Result<toml::Table> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let config = toml::from_str::<Config>(&text).map_err(|err| anyhow::anyhow!("{}: {err}", file.display()))?;
     check(&config).map_err(|err| anyhow::anyhow!("{}: {err}", file.display()))?;
     let mut table = text.parse::<toml::Table>()?;
     let base = file.parent().unwrap_or(Path::new("."));
+    if let Some(toml::Value::Table(search)) = table.get_mut("search")
+        && let Some(toml::Value::String(model)) = search.get("model")
+    {
+        let absolute = base.join(model).to_string_lossy().into_owned();
+        search.insert("model".to_owned(), toml::Value::String(absolute));
+    }
     if let Some(toml::Value::Array(plugins)) = table.get_mut("plugins") {
         for plugin in plugins.iter_mut().filter_map(toml::Value::as_table_mut) {
             if let Some(toml::Value::String(path)) = plugin.get("path") {

@@ -6,10 +6,12 @@
 
 pub mod adapters;
 pub mod after_delivery;
+pub mod background;
 pub mod bulk;
 pub mod client;
 pub mod config;
 pub mod doctor;
+pub mod embed;
 pub mod event;
 pub mod forget;
 pub mod ingest;

@@ -19,6 +19,7 @@ mod install;
 mod json_shapes;
 mod layers;
 mod mcp;
+mod meaning;
 mod mock_anthropic;
 mod npm;
 mod pg;

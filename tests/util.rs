@@ -215,19 +215,24 @@ pub fn claude_code_hook(home: &Home, sid: &str, event: &str, extra: serde_json::
 /// Every file under `dir` whose bytes hold `marker`, as written or in lower
 /// case (the full-text index folds case).
 pub fn copies(dir: &Path, marker: &str) -> Vec<PathBuf> {
+    let mut found = copies_of(dir, marker.as_bytes());
+    found.extend(copies_of(dir, marker.to_lowercase().as_bytes()));
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Every file under `dir` whose bytes hold `bytes`.
+pub fn copies_of(dir: &Path, bytes: &[u8]) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let needles = [marker.as_bytes().to_vec(), marker.to_lowercase().into_bytes()];
     let mut stack = vec![dir.to_owned()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                if needles.iter().any(|n| bytes.windows(n.len()).any(|w| w == n.as_slice())) {
-                    found.push(path);
-                }
+            } else if memchr::memmem::find(&std::fs::read(&path).unwrap(), bytes).is_some() {
+                found.push(path);
             }
         }
     }

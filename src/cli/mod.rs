@@ -4,6 +4,7 @@
 pub mod config;
 pub mod demo;
 pub mod doctor;
+pub mod embed;
 pub mod export;
 pub mod forget;
 pub mod gc;

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
+use trae_mem::recall::fuse::FoundBy;
 use trae_mem::recall::{self, SearchHit, SearchRequest};
 use trae_mem::store::{Filters, Kind, Store};
 use trae_mem::timefmt;
@@ -19,6 +20,11 @@ use trae_mem::timefmt;
 /// paths match as written, without the `()`, quotes or `:line` pasting adds; "quoted text" must
 /// appear as written. Case is ignored, in any language. Session summaries are hits of kind
 /// summary. With no query, lists the most recent observations.
+///
+/// Memories are also found by meaning, with the embedding model inside trae-mem: "the app blows
+/// up without its settings" finds "panic when config.toml is missing". Each hit says what found
+/// it (`found_by`: words, meaning or both). Rows get their vectors after each turn, in the
+/// background; `trae-mem embed` gives an existing store its vectors.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// What to find.
@@ -31,7 +37,7 @@ pub struct Cmd {
     /// Results to skip, for paging.
     #[arg(long, default_value_t = 0)]
     offset: usize,
-    /// Print JSON: {"query", "index", "hits": [{id, session_id, project, ts, kind, tool, level, author, snippet, score, matched}]};
+    /// Print JSON: {"query", "index", "hits": [{id, session_id, project, ts, kind, tool, level, author, snippet, score, matched, found_by}]};
     /// a summary's id is null.
     #[arg(long)]
     json: bool,
@@ -127,7 +133,10 @@ impl Cmd {
                     },
                     Style::Dim,
                 ),
-                plain(hit.kind.to_string()),
+                plain(match hit.found_by {
+                    Some(FoundBy::Meaning) => format!("{} (by meaning)", hit.kind),
+                    _ => hit.kind.to_string(),
+                }),
                 plain(hit.tool.clone().or(hit.level.map(|l| l.as_str().to_owned())).unwrap_or_default()),
                 plain(output::marks(&hit.snippet, colour)),
             ]);

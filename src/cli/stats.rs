@@ -80,6 +80,12 @@ impl Cmd {
             output::count(stats.tombstones, "tombstone", "tombstones"),
         );
         println!("  oldest {}, newest {}", when(stats.oldest), when(stats.newest));
+        println!(
+            "  search by meaning: {}, {} waiting (`trae-mem embed`){}",
+            output::count(stats.vectors.embedded, "vector", "vectors"),
+            stats.vectors.pending,
+            stats.vector_model.as_ref().map(|m| format!(", model {m}")).unwrap_or_default()
+        );
         println!("  spool: {} waiting, {} dead letters", out.spooled, out.dead_letters);
         let limits = &loaded.config.retention;
         let retention = match (limits.max_age_days, limits.max_db_mb) {

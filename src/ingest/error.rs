@@ -58,6 +58,8 @@ pub enum Warning {
     Retention(anyhow::Error),
     #[error("could not start a sync: {0:#}")]
     Sync(anyhow::Error),
+    #[error("could not start giving new memories their vectors: {0:#}")]
+    Embed(anyhow::Error),
     #[error("could not replay the spool: {0:#}")]
     Replay(anyhow::Error),
 }

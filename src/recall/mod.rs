@@ -1,13 +1,16 @@
 //! Recall: what memory gives back, and only reads. Search (`search`, the one
 //! entry point for every reader) understands a query (`query`, with
-//! `thesaurus`), ranks candidates the store nominates (`rank`, with
-//! questions after statements: `asking`) and marks excerpts (`snippet`);
+//! `thesaurus`), ranks candidates the store nominates by words (`rank`,
+//! with questions after statements: `asking`) and by meaning (`meaning`),
+//! fuses the two (`fuse`) and marks excerpts (`snippet`);
 //! `context` builds the blocks given at session start (telling the
 //! `earlier` sessions that mattered) and with each prompt.
 
 pub mod asking;
 pub mod context;
 pub mod earlier;
+pub mod fuse;
+pub mod meaning;
 pub mod query;
 pub mod rank;
 pub mod search;

@@ -17,6 +17,8 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::asking;
+use super::fuse::{self, FoundBy};
+use super::meaning;
 use super::query::{self, Needle, Query, Shape, Term};
 use super::rank::{self, Document, Voice};
 use super::snippet;
@@ -53,10 +55,24 @@ pub struct SearchHit {
     pub author: Option<String>,
     /// An excerpt with matches between « and ».
     pub snippet: String,
-    /// Relevance, higher is better; 0 without a text query.
+    /// Relevance, higher is better: about 0.9 for the first hit by words
+    /// alone, up to about 1.6 for the first by words and meaning; 0
+    /// without a text query.
     pub score: f64,
     /// The query's terms this hit holds; a synonym found stands for its term.
     pub matched: Vec<String>,
+    /// Whether the hit holds the query's words, says something alike in
+    /// other words (its meaning is near the query's), or both; none
+    /// without a text query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found_by: Option<FoundBy>,
+}
+
+/// Why a row is a hit.
+struct Found {
+    score: f64,
+    by: Option<FoundBy>,
+    matched: Vec<String>,
 }
 
 impl SearchHit {
@@ -69,7 +85,7 @@ impl SearchHit {
         }
     }
 
-    fn new(row: HitRow, table: Table, id: i64, score: f64, matched: Vec<String>, marks: &[(&str, bool)]) -> Self {
+    fn new(row: HitRow, table: Table, id: i64, found: Found, marks: &[(&str, bool)]) -> Self {
         debug_assert_eq!(table == Table::Summaries, row.level.is_some());
         SearchHit {
             snippet: snippet::Folded::new(&row.content).snippet(&snippet::needles(marks.iter().copied())),
@@ -81,8 +97,9 @@ impl SearchHit {
             tool: row.tool,
             level: row.level,
             author: row.author,
-            score: (score * 1000.0).round() / 1000.0,
-            matched,
+            score: (found.score * 1000.0).round() / 1000.0,
+            matched: found.matched,
+            found_by: found.by,
         }
     }
 }
@@ -98,6 +115,9 @@ const ONE_TERM: usize = 1000;
 
 /// The nominated rows read and ranked, those whose terms weigh most.
 const POOL: usize = 250;
+
+/// The rows nearest the query in meaning, read and fused with those.
+const NEAREST: usize = 30;
 
 /// Past this many rows, a form's document frequency is taken as this many,
 /// and only its newest this many rows are nominated: its weight is already
@@ -141,35 +161,42 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let Some(live) = live_terms(store, &query, &request.filters, &tables)? else {
         return Ok(Vec::new());
     };
-    if live.is_empty() {
-        return Ok(Vec::new());
-    }
     let weights: Vec<f64> = live.iter().map(|t| t.idf).collect();
     let mut nominated: FxHashMap<(Table, i64), f64> = FxHashMap::default();
-    for &table in &tables {
-        nominate(store, table, &live, &request.filters, &mut nominated)?;
+    if !live.is_empty() {
+        for &table in &tables {
+            nominate(store, table, &live, &request.filters, &mut nominated)?;
+        }
     }
     let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
     pool.truncate(POOL);
+    let near = meaning::nearest(store, &request.text, &request.filters, &tables, NEAREST)?;
 
     let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
-    let mut documents = Vec::with_capacity(pool.len());
-    let mut sources = Vec::with_capacity(pool.len());
-    let mut twins = Vec::with_capacity(pool.len());
+    let mut documents = Vec::with_capacity(pool.len() + near.len());
+    let mut sources = Vec::with_capacity(pool.len() + near.len());
+    let mut twins = Vec::with_capacity(pool.len() + near.len());
+    let mut keys: FxHashMap<(Table, i64), usize> = FxHashMap::default();
     for table in [Table::Observations, Table::Summaries] {
-        let ids: Vec<i64> = pool.iter().filter(|((t, _), _)| *t == table).map(|((_, id), _)| *id).collect();
+        let nominees = pool.iter().map(|(source, _)| *source);
+        let mut ids: Vec<i64> =
+            nominees.chain(near.iter().map(|n| (n.table, n.id))).filter(|s| s.0 == table).map(|s| s.1).collect();
+        ids.sort_unstable();
+        ids.dedup();
         if ids.is_empty() {
             continue;
         }
         store.candidates(table, &ids, |candidate| {
             let counts = counter.count(candidate.content);
             let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
-            if missing_required || counts.iter().all(|c| c.tf == 0.0) {
+            let is_near = near.iter().any(|n| n.table == table && n.id == candidate.id);
+            if missing_required || !is_near && counts.iter().all(|c| c.tf == 0.0) {
                 return Ok(());
             }
             let voice = voice(&candidate);
             twins.push(twin_keys(&candidate, voice));
+            keys.insert((table, candidate.id), documents.len());
             documents.push(Document {
                 key: documents.len(),
                 length: candidate.content.len(),
@@ -181,9 +208,14 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
             Ok(())
         })?;
     }
-    let ranked = once_each(rank::rank(&documents, &weights), &twins);
+    let worded: Vec<Document> = documents.iter().filter(|d| d.counts.iter().any(|c| c.tf > 0.0)).cloned().collect();
+    let by_words: Vec<usize> = rank::rank(&worded, &weights).into_iter().map(|r| r.key).collect();
+    let by_meaning: Vec<usize> = near.iter().filter_map(|n| keys.get(&(n.table, n.id)).copied()).collect();
+    let exact = live.iter().any(|t| t.own.is_some() && matches!(t.term.needles[0].shape, Shape::Exact));
+    let meaning_weight = if exact { fuse::MEANING_BESIDE_EXACT } else { fuse::MEANING };
+    let ranked = once_each(fuse::fuse(&by_words, &by_meaning, meaning_weight), &twins);
     let mut hits = Vec::new();
-    for rank::Ranked { key, score, .. } in ranked.into_iter().skip(request.offset).take(request.limit) {
+    for fuse::Fused { key, score, by } in ranked.into_iter().skip(request.offset).take(request.limit) {
         let (table, id) = sources[key];
         let Some(row) = store.hit_row(table, id)? else { continue };
         let counts = &documents[key].counts;
@@ -196,7 +228,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
                 marks.extend(term.needles().map(|n| (n.text.as_str(), matches!(n.shape, Shape::Word { .. }))));
             }
         }
-        hits.push(SearchHit::new(row, table, id, score, matched, &marks));
+        hits.push(SearchHit::new(row, table, id, Found { score, by: Some(by), matched }, &marks));
     }
     Ok(hits)
 }
@@ -236,7 +268,7 @@ fn twin_keys(candidate: &Candidate<'_>, voice: Voice) -> Vec<u64> {
 }
 
 /// The ranking with each hit once: a row whose twin ranked higher is left out.
-fn once_each(ranked: Vec<rank::Ranked>, twins: &[Vec<u64>]) -> Vec<rank::Ranked> {
+fn once_each(ranked: Vec<fuse::Fused>, twins: &[Vec<u64>]) -> Vec<fuse::Fused> {
     let mut seen = rustc_hash::FxHashSet::default();
     ranked
         .into_iter()
@@ -286,7 +318,8 @@ fn newest(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> {
     let mut hits = Vec::with_capacity(ids.len());
     for id in ids {
         if let Some(row) = store.hit_row(Table::Observations, id)? {
-            hits.push(SearchHit::new(row, Table::Observations, id, 0.0, Vec::new(), &[]));
+            let found = Found { score: 0.0, by: None, matched: Vec::new() };
+            hits.push(SearchHit::new(row, Table::Observations, id, found, &[]));
         }
     }
     Ok(hits)

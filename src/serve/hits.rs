@@ -8,6 +8,7 @@ use maud::{Markup, html};
 
 use super::html::{by, observation_href, project_href, session_href, snippet};
 use crate::recall::SearchHit;
+use crate::recall::fuse::FoundBy;
 use crate::store::{Store, Summary, SummaryLevel};
 use crate::timefmt;
 
@@ -74,6 +75,7 @@ fn meta(hit: &SearchHit) -> Markup {
             @if let Some(tool) = &hit.tool { span.tool { (tool) } }
             // The card shows the brief either way: say which one holds the words.
             @if let Some(level) = hit.level { span.tool { "matched in " (level.as_str()) } }
+            @if hit.found_by == Some(FoundBy::Meaning) { span.tool title="It says something alike, in other words" { "by meaning" } }
             a.project href=(project_href(&hit.project)) { (hit.project) }
             (by(hit.author.as_deref()))
             time { (timefmt::local_minute(hit.ts)) }

@@ -1,5 +1,5 @@
-//! The SQLite store: one file holds sessions, observations, summaries and the
-//! full-text index.
+//! The SQLite store: one file holds sessions, observations, summaries, the
+//! full-text index and the vectors.
 //!
 //! Invariants:
 //! - The schema is migrated forward on open, driven by `PRAGMA user_version`;
@@ -20,6 +20,7 @@ mod timeline;
 mod tokenizer;
 mod tombstone;
 mod transfer;
+mod vectors;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ pub use sync::{Outgoing, RecordId, SyncState};
 pub use timeline::{ListedSession, Located, Recalled, Substance, Timeline, Told};
 pub use tombstone::{Tombstone, fingerprint};
 pub use transfer::{ExportRecord, ExternalKey, ImportReport, Records};
+pub use vectors::{Unembedded, VectorCounts, VectorModel};
 pub use write::{NewObservation, SessionKey, Writer};
 
 /// The placeholder that stands wherever private text would have been shown.

@@ -24,6 +24,10 @@ pub struct Stats {
     pub private_observations: u64,
     pub summaries: u64,
     pub tombstones: u64,
+    /// Rows with a vector (search by meaning), and rows waiting for one.
+    pub vectors: super::VectorCounts,
+    /// The model the vectors come from.
+    pub vector_model: Option<String>,
     /// Unix milliseconds of the oldest and newest observation.
     pub oldest: Option<i64>,
     pub newest: Option<i64>,
@@ -94,6 +98,8 @@ impl Store {
             private_observations: count("SELECT count(*) FROM observations WHERE private = 1")?,
             summaries: count("SELECT count(*) FROM summaries")?,
             tombstones: count("SELECT count(*) FROM tombstones")?,
+            vectors: self.vector_counts()?,
+            vector_model: self.vector_model()?.map(|m| m.id),
             oldest,
             newest,
             projects,

@@ -134,11 +134,8 @@ fn sealer(shared: &Shared) -> Result<Sealer> {
 
 /// Where background syncs write what they did, and their errors.
 pub fn log_path(home: &Path) -> std::path::PathBuf {
-    home.join("logs").join("sync.log")
+    crate::background::log_path(home, "sync")
 }
-
-/// The size past which the sync log is rotated (to `sync.log.1`).
-const LOG_CAP: u64 = 1 << 20;
 
 /// Whether this config asks for a sync after each session: the project
 /// shares and a server is named.
@@ -146,37 +143,10 @@ pub fn after_sessions(loaded: &Loaded) -> bool {
     loaded.config.sync.share && loaded.config.sync.url.is_some()
 }
 
-/// Starts `trae-mem sync --project <project>` in the background, detached
-/// from the hook (its own process group, no pipes), so that the hook
-/// returns at once and a slow or absent server costs the agent nothing.
-/// What it prints goes to the sync log (`log_path`).
+/// Starts `trae-mem sync --project <project>` in the background, so that
+/// a slow or absent server costs the agent nothing.
 pub fn start_in_background(home: &Path, project: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::process::CommandExt;
-
-    let exe = std::env::current_exe().context("cannot find this trae-mem binary")?;
-    let path = log_path(home);
-    std::fs::create_dir_all(path.parent().expect("the log lives in a directory"))?;
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_CAP) {
-        std::fs::rename(&path, path.with_extension("log.1"))?;
-    }
-    let mut log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    writeln!(log, "{} sync of {project} after a session", jiff::Timestamp::now())?;
-    std::process::Command::new(exe)
-        .arg("--home")
-        .arg(home)
-        .args(["sync", "--project", project])
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .process_group(0)
-        .spawn()
-        .context("cannot start a background sync")?;
-    Ok(())
+    crate::background::start(home, "sync", &["sync", "--project", project], &format!("sync of {project} after a session"))
 }
 
 /// The server's kind of a record.

@@ -1,0 +1,70 @@
+//! Filling the store's vectors: every row that should have one and has
+//! none gets it, newest first, in short transactions, so hooks beside a
+//! long backfill wait milliseconds and search works by words meanwhile.
+//! Resumable by nature: what is done stays done, and a run stopped midway
+//! is finished by the next.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::{Embedder, stored};
+use crate::store::{Store, VectorModel};
+
+/// A passage is cut to this many tokens: what a row states comes first,
+/// and the cost of a long row stays bounded (the encoder's cost grows
+/// with the square of its length).
+pub const PASSAGE_TOKENS: usize = 128;
+
+/// Rows embedded between two writes. Each thread takes its share.
+const BATCH: usize = 64;
+
+/// What a fill did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Filled {
+    pub embedded: u64,
+    /// Whether every row that should have a vector has one.
+    pub finished: bool,
+}
+
+/// Gives rows their vectors until none is left, or `budget` is spent.
+/// `progress` hears how many rows are done so far.
+pub fn fill(
+    store: &mut Store,
+    embedder: &Embedder,
+    model: &VectorModel,
+    budget: Option<Duration>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Filled> {
+    let started = Instant::now();
+    store.use_vector_model(model)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let mut filled = Filled::default();
+    loop {
+        let rows = store.unembedded(BATCH * threads)?;
+        if rows.is_empty() {
+            filled.finished = true;
+            return Ok(filled);
+        }
+        let share = rows.len().div_ceil(threads);
+        let vectors: Vec<Vec<f32>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = rows
+                .chunks(share)
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        chunk.iter().map(|r| embedder.embed_passage(&r.text, PASSAGE_TOKENS)).collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().expect("embedding does not panic")).collect()
+        });
+        let packed: Vec<_> = rows.into_iter().zip(vectors).map(|(row, v)| (row, stored::pack(&v))).collect();
+        store.put_vectors(&packed)?;
+        store.checkpoint_between_batches()?;
+        filled.embedded += packed.len() as u64;
+        progress(filled.embedded);
+        if budget.is_some_and(|b| started.elapsed() >= b) {
+            return Ok(filled);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! A vector as the store keeps it: a unit vector in one signed byte per
+//! dimension and one scale, a quarter of its f32 size. Ranking by the dot
+//! product with a query's f32 vector loses next to nothing: the error per
+//! dimension is under half a step of 1/127 of the largest component.
+
+/// Bytes before the dimensions: the scale, an f32.
+const HEADER: usize = 4;
+
+/// `vector` as stored.
+pub fn pack(vector: &[f32]) -> Vec<u8> {
+    let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
+    let mut packed = Vec::with_capacity(HEADER + vector.len());
+    packed.extend_from_slice(&scale.to_le_bytes());
+    packed.extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8));
+    packed
+}
+
+/// The cosine similarity of a unit `query` and a stored unit vector, or
+/// `None` when the stored one has another number of dimensions.
+pub fn similarity(query: &[f32], packed: &[u8]) -> Option<f32> {
+    let (scale, dims) = packed.split_first_chunk::<HEADER>()?;
+    if dims.len() != query.len() {
+        return None;
+    }
+    let dot: f32 = query.iter().zip(dims).map(|(q, &d)| q * f32::from(d as i8)).sum();
+    Some(dot * f32::from_le_bytes(*scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: Vec<f32>) -> Vec<f32> {
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn a_packed_vector_keeps_its_similarities() {
+        let a = unit((0..384).map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0).collect());
+        let b = unit((0..384).map(|i| ((i * 53 % 89) as f32 - 44.0) / 3.0).collect());
+        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert_eq!(pack(&a).len(), 4 + 384);
+        assert!((similarity(&a, &pack(&a)).unwrap() - 1.0).abs() < 0.01);
+        assert!((similarity(&a, &pack(&b)).unwrap() - exact).abs() < 0.01);
+    }
+
+    #[test]
+    fn another_size_compares_with_nothing() {
+        let a = unit(vec![1.0; 8]);
+        assert_eq!(similarity(&a, &pack(&unit(vec![1.0; 4]))), None);
+        assert_eq!(similarity(&a, &[1, 2]), None);
+        assert_eq!(similarity(&[], &[]), None);
+    }
+}

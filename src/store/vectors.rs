@@ -1,0 +1,184 @@
+//! Vectors: what search finds by meaning. The store keeps them, one per
+//! public row that states something and per brief summary, beside the name
+//! of the model that made them; it neither makes nor compares them (see
+//! `embed` and `recall::meaning`). Triggers drop a row's vector with the
+//! row, or when its text changes (migration 0007).
+
+use anyhow::Result;
+
+use super::candidates::Sql;
+use super::{Filters, Store, Table, schema};
+
+/// `store_meta`'s keys for the model the stored vectors come from: its id,
+/// and where it is loaded from (`embed::load` reads it).
+const MODEL_KEY: &str = "vector_model";
+const SOURCE_KEY: &str = "vector_model_source";
+
+/// The model the stored vectors come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorModel {
+    pub id: String,
+    pub source: String,
+}
+
+/// The observation kinds that get a vector: those that state something.
+/// Tool rows are identifiers, paths and output, which words find; a prompt
+/// asks, and what it asked is found through the session's answer.
+const STATING_KINDS: &str = "'response', 'note', 'decision', 'error'";
+
+/// A row waiting for its vector.
+#[derive(Debug, Clone)]
+pub struct Unembedded {
+    pub table: Table,
+    pub id: i64,
+    pub text: String,
+}
+
+/// How many rows have vectors, and how many wait for one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VectorCounts {
+    pub embedded: u64,
+    pub pending: u64,
+}
+
+impl Table {
+    /// The `vectors.source` of this table's rows.
+    fn source(self) -> i64 {
+        match self {
+            Table::Observations => 0,
+            Table::Summaries => 1,
+        }
+    }
+}
+
+/// The rows of each table that get a vector and have none, newest first.
+fn unembedded_sql(table: Table) -> String {
+    match table {
+        Table::Observations => format!(
+            "SELECT o.id, o.content FROM observations o
+             WHERE o.private = 0 AND o.kind IN ({STATING_KINDS})
+               AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 0 AND v.row_id = o.id)
+             ORDER BY o.id DESC LIMIT ?1"
+        ),
+        Table::Summaries => "SELECT sm.id, sm.content FROM summaries sm
+             WHERE sm.level = 'brief'
+               AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 1 AND v.row_id = sm.id)
+             ORDER BY sm.id DESC LIMIT ?1"
+            .to_owned(),
+    }
+}
+
+impl Store {
+    /// The model the stored vectors come from, if any were made.
+    pub fn vector_model(&self) -> Result<Option<VectorModel>> {
+        let id = schema::get_meta(&self.conn, MODEL_KEY)?;
+        let source = schema::get_meta(&self.conn, SOURCE_KEY)?;
+        Ok(id.zip(source).map(|(id, source)| VectorModel { id, source }))
+    }
+
+    /// Makes `model` the one vectors come from: vectors of any other model
+    /// are deleted, since they cannot be compared with its own.
+    pub fn use_vector_model(&mut self, model: &VectorModel) -> Result<()> {
+        let current = self.vector_model()?;
+        if current.as_ref() == Some(model) {
+            return Ok(());
+        }
+        let tx = self.conn.transaction()?;
+        if current.is_none_or(|c| c.id != model.id) {
+            tx.execute("DELETE FROM vectors", [])?;
+        }
+        schema::set_meta(&tx, MODEL_KEY, &model.id)?;
+        schema::set_meta(&tx, SOURCE_KEY, &model.source)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Up to `limit` rows that should have a vector and have none, newest
+    /// first, summaries before observations.
+    pub fn unembedded(&self, limit: usize) -> Result<Vec<Unembedded>> {
+        let mut rows = Vec::new();
+        for table in [Table::Summaries, Table::Observations] {
+            let left = limit - rows.len();
+            if left == 0 {
+                break;
+            }
+            let mut stmt = self.conn.prepare_cached(&unembedded_sql(table))?;
+            let found = stmt.query_map([left as i64], |r| Ok(Unembedded { table, id: r.get(0)?, text: r.get(1)? }))?;
+            for row in found {
+                rows.push(row?);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Stores vectors, in one short transaction. A row deleted or changed
+    /// since it was read gets none: its vector would describe other text.
+    pub fn put_vectors(&mut self, vectors: &[(Unembedded, Vec<u8>)]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut still = tx.prepare_cached(
+                "SELECT (?1 = 0 AND EXISTS (SELECT 1 FROM observations WHERE id = ?2 AND content = ?3 AND private = 0))
+                     OR (?1 = 1 AND EXISTS (SELECT 1 FROM summaries WHERE id = ?2 AND content = ?3))",
+            )?;
+            let mut put =
+                tx.prepare_cached("INSERT OR REPLACE INTO vectors (source, row_id, embedding) VALUES (?1, ?2, ?3)")?;
+            for (row, embedding) in vectors {
+                let source = row.table.source();
+                if still.query_row((source, row.id, &row.text), |r| r.get::<_, bool>(0))? {
+                    put.execute((source, row.id, embedding))?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// How many rows have vectors and how many wait for one.
+    pub fn vector_counts(&self) -> Result<VectorCounts> {
+        let embedded: i64 = self.conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))?;
+        let pending: i64 = self.conn.query_row(
+            &format!(
+                "SELECT (SELECT count(*) FROM observations o WHERE o.private = 0 AND o.kind IN ({STATING_KINDS})
+                           AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 0 AND v.row_id = o.id))
+                      + (SELECT count(*) FROM summaries sm WHERE sm.level = 'brief'
+                           AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 1 AND v.row_id = sm.id))"
+            ),
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(VectorCounts { embedded: embedded as u64, pending: pending as u64 })
+    }
+
+    /// Hands each vector of `table`'s rows that pass the filters to `each`,
+    /// with its row's id.
+    pub(crate) fn each_vector(
+        &self,
+        table: Table,
+        filters: &Filters,
+        mut each: impl FnMut(i64, &[u8]),
+    ) -> Result<()> {
+        let mut sql = Sql::new();
+        sql.filters(filters, table);
+        let text = match (table, filters.narrows()) {
+            (_, false) => format!("SELECT v.row_id, v.embedding FROM vectors v WHERE v.source = {}", table.source()),
+            (Table::Observations, true) => format!(
+                "SELECT v.row_id, v.embedding FROM vectors v
+                 JOIN observations o ON o.id = v.row_id JOIN sessions s ON s.id = o.session_id
+                 WHERE v.source = 0 AND o.private = 0 {}",
+                sql.text
+            ),
+            (Table::Summaries, true) => format!(
+                "SELECT v.row_id, v.embedding FROM vectors v
+                 JOIN summaries sm ON sm.id = v.row_id JOIN sessions s ON s.id = sm.session_id
+                 WHERE v.source = 1 {}",
+                sql.text
+            ),
+        };
+        let mut stmt = self.conn.prepare_cached(&text)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(sql.params.iter()))?;
+        while let Some(row) = rows.next()? {
+            each(row.get(0)?, row.get_ref(1)?.as_blob()?);
+        }
+        Ok(())
+    }
+}

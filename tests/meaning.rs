@@ -1,0 +1,137 @@
+//! Search by meaning: `trae-mem embed` gives rows their vectors with the
+//! model inside the binary (or one `[search] model` names), search fuses
+//! them with words and says which found each hit, forgetting takes a row's
+//! vector with it, and a hook's turn gets its vectors in the background.
+
+use serde_json::{Value, json};
+
+use crate::seed::{MINUTE, S1, S2, Seed, T0};
+use crate::util::{Home, copies_of};
+
+/// Two sessions: a fix stated in its own words, among unrelated work.
+fn seed() -> Seed {
+    Seed::new()
+        .session(S1, "/proj/alpha", T0, None)
+        .obs(1, S1, T0 + MINUTE, "Fixed: loading the settings now falls back to the defaults when trae.toml is absent, instead of aborting.")
+        .set("kind", json!("response"))
+        .obs(2, S1, T0 + 2 * MINUTE, "The release notes list the new colour palette for the dashboard.")
+        .set("kind", json!("note"))
+        .obs(3, S1, T0 + 3 * MINUTE, "cargo build --release")
+        .session(S2, "/proj/alpha", T0 + 60 * MINUTE, None)
+        .obs(4, S2, T0 + 61 * MINUTE, "Switched the CSV export to write dates as ISO 8601.")
+        .set("kind", json!("decision"))
+        .obs(5, S2, T0 + 62 * MINUTE, "Bumped the tokio dependency and reran the test suite; everything passed.")
+        .set("kind", json!("response"))
+}
+
+fn search(home: &Home, query: &str) -> Value {
+    home.run(&["search", "--json", "--limit", "3", "--", query], None).ok().json()
+}
+
+fn first_hit(out: &Value) -> (Option<i64>, String) {
+    let hit = &out["hits"][0];
+    (hit["id"].as_i64(), hit["found_by"].as_str().unwrap_or_default().to_owned())
+}
+
+fn embed(home: &Home) -> Value {
+    home.run(&["embed", "--json"], None).ok().json()
+}
+
+/// A question that shares no word with its answer, asked in English and in
+/// Chinese, finds it only once the rows have vectors, and says it was by
+/// meaning.
+#[test]
+fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
+    let home = seed().home("trigram");
+    let english = "how do we handle a missing config file?";
+    let chinese = "配置文件不存在时程序崩溃是怎么修的？";
+    for query in [english, chinese] {
+        assert_ne!(first_hit(&search(&home, query)).0, Some(1), "no vectors yet, no meaning: {query}");
+    }
+    let report = embed(&home);
+    assert_eq!(report["embedded"], 4, "the four rows that state something: {report}");
+    assert_eq!(report["pending"], 0, "{report}");
+    assert_eq!(report["finished"], true, "{report}");
+    for query in [english, chinese] {
+        let out = search(&home, query);
+        assert_eq!(first_hit(&out), (Some(1), "meaning".to_owned()), "{query}: {out}");
+    }
+    // Words still find what words hold, and say so.
+    let out = search(&home, "tokio dependency");
+    assert_eq!(first_hit(&out).0, Some(5), "{out}");
+    assert_eq!(out["hits"][0]["found_by"], "both", "{out}");
+    // Nothing is embedded twice.
+    assert_eq!(embed(&home)["embedded"], 0);
+}
+
+/// A forgotten row's vector goes with it, down to the bytes in the file.
+#[test]
+fn forgetting_a_row_removes_its_vector() {
+    let home = seed().home("trigram");
+    embed(&home);
+    let vector: Vec<u8> = home
+        .db()
+        .query_row("SELECT embedding FROM vectors WHERE source = 0 AND row_id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert!(!copies_of(&home.home(), &vector).is_empty(), "the vector is stored");
+    home.run(&["forget", "#1", "--json"], None).ok();
+    let left: i64 =
+        home.db().query_row("SELECT count(*) FROM vectors WHERE source = 0 AND row_id = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0);
+    assert_eq!(copies_of(&home.home(), &vector), Vec::<std::path::PathBuf>::new(), "no copy of its bytes is left");
+    let out = search(&home, "how do we handle a missing config file?");
+    assert_ne!(first_hit(&out).0, Some(1), "{out}");
+}
+
+/// `[search] model` loads a model file (here the built-in one's own file,
+/// through the same path a user's model takes), and the store remembers
+/// which model its vectors came from; a file that is not a model is a
+/// clear error that stores nothing.
+#[test]
+fn a_model_file_named_in_the_config_is_loaded_and_used() {
+    let home = seed().home("trigram");
+    let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/multilingual-e5-small-q4.e5s");
+    home.write("home/trae-mem.toml", format!("[search]\nmodel = {:?}\n", model.display().to_string()).as_bytes());
+    let report = embed(&home);
+    assert_eq!(report["embedded"], 4, "{report}");
+    let source: String = home
+        .db()
+        .query_row("SELECT value FROM store_meta WHERE key = 'vector_model_source'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(source, model.display().to_string());
+    let out = search(&home, "how do we handle a missing config file?");
+    assert_eq!(first_hit(&out), (Some(1), "meaning".to_owned()), "{out}");
+
+    let bogus = home.write("bogus.e5s", b"not a model at all");
+    home.write("home/trae-mem.toml", format!("[search]\nmodel = {:?}\n", bogus.display().to_string()).as_bytes());
+    let run = home.run(&["embed"], None).code(1);
+    assert!(run.stderr.contains("bogus.e5s"), "the error names the file: {run}");
+    let source_after: String = home
+        .db()
+        .query_row("SELECT value FROM store_meta WHERE key = 'vector_model_source'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(source_after, source, "the vectors and their model are as they were");
+}
+
+/// After a turn (Stop), the hook starts `trae-mem embed` in the background
+/// and returns; the turn's answer soon has its vector.
+#[test]
+fn a_turn_gets_its_vectors_in_the_background() {
+    let home = Home::new();
+    let sid = "meaning-turn";
+    let prompt = json!({"session_id": sid, "cwd": home.work(), "hook_event_name": "UserPromptSubmit",
+                        "prompt": "why does the app crash without a settings file?"});
+    home.run(&["hook"], Some(prompt.to_string().as_bytes())).ok();
+    let stop = json!({"session_id": sid, "cwd": home.work(), "hook_event_name": "Stop", "stop_hook_active": false,
+        "last_assistant_message": "Fixed: a missing settings file now falls back to the defaults instead of aborting."});
+    home.run(&["hook"], Some(stop.to_string().as_bytes())).ok();
+    let embedded = || -> i64 { home.db().query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap() };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while embedded() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(embedded() > 0, "the background embed stored a vector; its log: {:?}",
+            std::fs::read_to_string(home.home().join("logs/embed.log")));
+    let out = search(&home, "配置文件不存在");
+    assert_eq!(out["hits"][0]["found_by"], "meaning", "{out}");
+}
