@@ -10,6 +10,7 @@ pub mod bulk;
 pub mod client;
 pub mod config;
 pub mod doctor;
+pub mod embed;
 pub mod event;
 pub mod forget;
 pub mod ingest;
