@@ -68,7 +68,7 @@ pub(crate) fn dequantize_row(row: &[u8], out: &mut [f32]) {
 pub(crate) struct Q8 {
     q: Vec<i8>,
     d: Vec<f32>,
-    offset: Vec<i32>,
+    offset: Vec<f32>,
     nin: usize,
 }
 
@@ -79,7 +79,7 @@ impl Q8 {
         self.nin = nin;
         self.q.resize(x.len(), 0);
         self.d.resize(blocks, 0.0);
-        self.offset.resize(blocks, 0);
+        self.offset.resize(blocks, 0.0);
         for (b, (x, q)) in x.chunks_exact(QK).zip(self.q.chunks_exact_mut(QK)).enumerate() {
             let amax = x.iter().fold(0.0f32, |m, v| if v.abs() > m { v.abs() } else { m });
             let d = amax / 127.0;
@@ -91,7 +91,7 @@ impl Q8 {
                 sum += v;
             }
             self.d[b] = d;
-            self.offset[b] = 8 * sum;
+            self.offset[b] = (8 * sum) as f32;
         }
     }
 }
@@ -160,7 +160,7 @@ fn matmul_portable(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
                         let wb = &we[b * QK..(b + 1) * QK];
                         let ab = &aq[b * QK..(b + 1) * QK];
                         let isum: i32 = wb.iter().zip(ab).map(|(&w, &a)| w as i32 * a as i32).sum();
-                        acc += dw[r * nb + b] * ad[b] * (isum - off[b]) as f32;
+                        acc += dw[r * nb + b] * ad[b] * (isum as f32 - off[b]);
                     }
                     yt[first + r] = bias[first + r] + acc;
                 }
@@ -177,21 +177,16 @@ mod avx2 {
     /// Block `b`'s integer dot product of nibbles and activations, in 8 lanes.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    fn block(w: &[u8], a: &[i8], b: usize) -> __m256 {
-        // SAFETY: block b of the weights and activations is 32 bytes.
-        let (wv, av) = unsafe {
-            (
-                _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast()),
-                _mm256_loadu_si256(a[b * QK..(b + 1) * QK].as_ptr().cast()),
-            )
-        };
+    fn block(w: &[u8], a: __m256i, b: usize) -> __m256 {
+        // SAFETY: block b of the weights is 32 bytes.
+        let wv = unsafe { _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast()) };
         let ones = _mm256_set1_epi16(1);
-        _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones))
+        _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(wv, a), ones))
     }
 
-    /// See [`super::matmul`]. Each block's integer dot product is scaled in
-    /// 8 lanes (no horizontal sum per block), and the offset of 8 in the
-    /// nibbles is taken out once per output.
+    /// See [`super::matmul`]. Four rows at a time, each in its own 8-lane
+    /// accumulator, scaled block by block; the offset of 8 in the nibbles is
+    /// taken out in a fifth accumulator, and the four rows summed together.
     ///
     /// # Safety
     /// The CPU must have AVX2 and FMA.
@@ -201,8 +196,9 @@ mod avx2 {
         let nb = nin / QK;
         let mut wexp = vec![0u8; RO * nin];
         let mut dw = vec![0f32; RO * nb];
-        // Per token: each block's weight scale times its activation scale.
-        let mut scale = vec![0f32; RO * nb];
+        // Per token: each block's weight scale times its activation scale,
+        // block by block, so that 4 rows' scales of a block are one load.
+        let mut scale = vec![0f32; nb * RO];
         for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
             for first in (0..nout).step_by(RO) {
                 expand_rows(w, first, nin, &mut wexp, &mut dw);
@@ -210,33 +206,37 @@ mod avx2 {
                     let t = tile * TILE + t;
                     let aq = &a.q[t * nin..(t + 1) * nin];
                     let (ad, off) = (&a.d[t * nb..(t + 1) * nb], &a.offset[t * nb..(t + 1) * nb]);
-                    for (sc, dw) in scale.chunks_exact_mut(nb).zip(dw.chunks_exact(nb)) {
-                        for ((sc, dw), da) in sc.iter_mut().zip(dw).zip(ad) {
-                            *sc = dw * da;
+                    for (b, sc) in scale.chunks_exact_mut(RO).enumerate() {
+                        for (r, sc) in sc.iter_mut().enumerate() {
+                            *sc = dw[r * nb + b] * ad[b];
                         }
                     }
-                    for r in 0..RO {
-                        let we = &wexp[r * nin..(r + 1) * nin];
-                        let sc = &scale[r * nb..(r + 1) * nb];
-                        // Two chains of fma: even and odd blocks.
-                        let (mut even, mut odd) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-                        let pairs = we.chunks_exact(2 * QK).zip(aq.chunks_exact(2 * QK)).zip(sc.chunks_exact(2));
-                        for ((w, a), sc) in pairs {
-                            even = _mm256_fmadd_ps(block(w, a, 0), _mm256_set1_ps(sc[0]), even);
-                            odd = _mm256_fmadd_ps(block(w, a, 1), _mm256_set1_ps(sc[1]), odd);
+                    for r in (0..RO).step_by(4) {
+                        let we = |i: usize| &wexp[(r + i) * nin..(r + i + 1) * nin];
+                        let (w0, w1, w2, w3) = (we(0), we(1), we(2), we(3));
+                        let mut acc = [_mm256_setzero_ps(); 4];
+                        let mut corr = _mm_setzero_ps();
+                        for b in 0..nb {
+                            // SAFETY: block b of the activations is 32 bytes.
+                            let av = unsafe { _mm256_loadu_si256(aq[b * QK..(b + 1) * QK].as_ptr().cast()) };
+                            let sc = &scale[b * RO + r..b * RO + r + 4];
+                            acc[0] = _mm256_fmadd_ps(block(w0, av, b), _mm256_set1_ps(sc[0]), acc[0]);
+                            acc[1] = _mm256_fmadd_ps(block(w1, av, b), _mm256_set1_ps(sc[1]), acc[1]);
+                            acc[2] = _mm256_fmadd_ps(block(w2, av, b), _mm256_set1_ps(sc[2]), acc[2]);
+                            acc[3] = _mm256_fmadd_ps(block(w3, av, b), _mm256_set1_ps(sc[3]), acc[3]);
+                            // SAFETY: 4 scales.
+                            let sc = unsafe { _mm_loadu_ps(sc.as_ptr()) };
+                            corr = _mm_fmadd_ps(sc, _mm_set1_ps(off[b]), corr);
                         }
-                        let mut corr = [0f32; 4];
-                        for (s, o) in sc.chunks_exact(4).zip(off.chunks_exact(4)) {
-                            for i in 0..4 {
-                                corr[i] += s[i] * o[i] as f32;
-                            }
+                        // Lane i of the sum: row r + i, all its 8 lanes added.
+                        let h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+                        let sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+                        let out = &mut yt[first + r..first + r + 4];
+                        // SAFETY: 4 biases, and 4 outputs to write.
+                        unsafe {
+                            let bias = _mm_loadu_ps(bias[first + r..first + r + 4].as_ptr());
+                            _mm_storeu_ps(out.as_mut_ptr(), _mm_sub_ps(_mm_add_ps(sums, bias), corr));
                         }
-                        let corr = (corr[0] + corr[2]) + (corr[1] + corr[3]);
-                        let v = _mm256_add_ps(even, odd);
-                        let v = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-                        let v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-                        let v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
-                        yt[first + r] = bias[first + r] + _mm_cvtss_f32(v) - corr;
                     }
                 }
             }
