@@ -135,10 +135,11 @@ fn score(store: &Store, textbook: &Textbook, queries: &[Labelled]) -> anyhow::Re
         )?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
-        let dense: Vec<i64> = meaning::nearest(store, &labelled.query, &Filters::default(), &[Table::Observations], MRR_AT)?
-            .iter()
-            .map(|n| n.id)
-            .collect();
+        let dense: Vec<i64> =
+            meaning::nearest(store, &labelled.query, &Filters::default(), &[Table::Observations], MRR_AT)?
+                .iter()
+                .map(|n| n.id)
+                .collect();
         let textbook = textbook.search(&labelled.query, MRR_AT)?;
         let scores = by_category.entry(labelled.category.as_str()).or_default();
         scores.add([&found, &textbook, &dense], &relevant, ms);
@@ -147,7 +148,14 @@ fn score(store: &Store, textbook: &Textbook, queries: &[Labelled]) -> anyhow::Re
         }
     }
     let columns: Vec<String> = SYSTEMS.iter().map(|s| format!("{s:>9}")).collect();
-    println!("{:<11} {:>7} recall@5: {} MRR@10: {} {:>8}", "category", "queries", columns.join(""), columns.join(""), "p50 ms");
+    println!(
+        "{:<11} {:>7} recall@5: {} MRR@10: {} {:>8}",
+        "category",
+        "queries",
+        columns.join(""),
+        columns.join(""),
+        "p50 ms"
+    );
     let mut all = Scores::default();
     for (category, scores) in &mut by_category {
         scores.print(category);

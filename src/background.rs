@@ -34,13 +34,7 @@ pub fn start(home: &Path, name: &str, args: &[&str], why: &str) -> Result<()> {
         .with_context(|| format!("cannot open {}", path.display()))?;
     writeln!(log, "{} {why}", jiff::Timestamp::now())?;
     let mut command = std::process::Command::new(exe);
-    command
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log);
+    command.arg("--home").arg(home).args(args).stdin(std::process::Stdio::null()).stdout(log.try_clone()?).stderr(log);
     detach(&mut command);
     command.spawn().with_context(|| format!("cannot start a background {name}"))?;
     Ok(())

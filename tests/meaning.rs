@@ -12,7 +12,12 @@ use crate::util::{Home, copies_of};
 fn seed() -> Seed {
     Seed::new()
         .session(S1, "/proj/alpha", T0, None)
-        .obs(1, S1, T0 + MINUTE, "Fixed: loading the settings now falls back to the defaults when trae.toml is absent, instead of aborting.")
+        .obs(
+            1,
+            S1,
+            T0 + MINUTE,
+            "Fixed: loading the settings now falls back to the defaults when trae.toml is absent, instead of aborting.",
+        )
         .set("kind", json!("response"))
         .obs(2, S1, T0 + 2 * MINUTE, "The release notes list the new colour palette for the dashboard.")
         .set("kind", json!("note"))
@@ -43,8 +48,8 @@ fn embed(home: &Home) -> Value {
 #[test]
 fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
     let home = seed().home("trigram");
-    let english = "how do we handle a missing config file?";
-    let chinese = "配置文件不存在时程序崩溃是怎么修的？";
+    let english = "what happens at launch when the user's preferences are gone?";
+    let chinese = "偏好丢失时程序启动就退出，后来怎么处理的？";
     for query in [english, chinese] {
         assert_ne!(first_hit(&search(&home, query)).0, Some(1), "no vectors yet, no meaning: {query}");
     }
@@ -58,8 +63,9 @@ fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
     }
     // Words still find what words hold, and say so.
     let out = search(&home, "tokio dependency");
-    assert_eq!(first_hit(&out).0, Some(5), "{out}");
-    assert_eq!(out["hits"][0]["found_by"], "both", "{out}");
+    let (first, by) = first_hit(&out);
+    assert_eq!(first, Some(5), "{out}");
+    assert!(by == "words" || by == "both", "{out}");
     // Nothing is embedded twice.
     assert_eq!(embed(&home)["embedded"], 0);
 }
@@ -69,17 +75,15 @@ fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
 fn forgetting_a_row_removes_its_vector() {
     let home = seed().home("trigram");
     embed(&home);
-    let vector: Vec<u8> = home
-        .db()
-        .query_row("SELECT embedding FROM vectors WHERE source = 0 AND row_id = 1", [], |r| r.get(0))
-        .unwrap();
+    let vector: Vec<u8> =
+        home.db().query_row("SELECT embedding FROM vectors WHERE source = 0 AND row_id = 1", [], |r| r.get(0)).unwrap();
     assert!(!copies_of(&home.home(), &vector).is_empty(), "the vector is stored");
     home.run(&["forget", "#1", "--json"], None).ok();
     let left: i64 =
         home.db().query_row("SELECT count(*) FROM vectors WHERE source = 0 AND row_id = 1", [], |r| r.get(0)).unwrap();
     assert_eq!(left, 0);
     assert_eq!(copies_of(&home.home(), &vector), Vec::<std::path::PathBuf>::new(), "no copy of its bytes is left");
-    let out = search(&home, "how do we handle a missing config file?");
+    let out = search(&home, "what happens at launch when the user's preferences are gone?");
     assert_ne!(first_hit(&out).0, Some(1), "{out}");
 }
 
@@ -99,7 +103,7 @@ fn a_model_file_named_in_the_config_is_loaded_and_used() {
         .query_row("SELECT value FROM store_meta WHERE key = 'vector_model_source'", [], |r| r.get(0))
         .unwrap();
     assert_eq!(source, model.display().to_string());
-    let out = search(&home, "how do we handle a missing config file?");
+    let out = search(&home, "what happens at launch when the user's preferences are gone?");
     assert_eq!(first_hit(&out), (Some(1), "meaning".to_owned()), "{out}");
 
     let bogus = home.write("bogus.e5s", b"not a model at all");
@@ -130,8 +134,12 @@ fn a_turn_gets_its_vectors_in_the_background() {
     while embedded() == 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    assert!(embedded() > 0, "the background embed stored a vector; its log: {:?}",
-            std::fs::read_to_string(home.home().join("logs/embed.log")));
-    let out = search(&home, "配置文件不存在");
+    assert!(
+        embedded() > 0,
+        "the background embed stored a vector; its log: {:?}",
+        std::fs::read_to_string(home.home().join("logs/embed.log"))
+    );
+    let out = search(&home, "偏好丢失时程序启动就退出，后来怎么处理的？");
+    assert_eq!(out["hits"][0]["kind"], "response", "{out}");
     assert_eq!(out["hits"][0]["found_by"], "meaning", "{out}");
 }

@@ -10,11 +10,20 @@
 //! encoder's 512 positions is cut into windows whose means are averaged,
 //! weighted by their tokens. `models/README.md` tells where the model comes
 //! from and how `scripts/model/derive.py` rebuilds it.
+//!
+//! Around the model: which one is in use (`choice`: the built-in one or
+//! `[search] model`, and the one a store's vectors came from), a vector as
+//! the store keeps it (`stored`), and filling the store's vectors (`fill`,
+//! in the foreground or as the hooks' background run, `worker`).
 
 mod bert;
+mod choice;
 mod file;
+pub mod fill;
 mod quant;
+pub mod stored;
 mod tokenize;
+mod worker;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -26,6 +35,9 @@ use bert::Encoder;
 use file::{Bytes, ModelFile};
 use quant::Kernel;
 use tokenize::Tokenizer;
+
+pub use choice::{configured, load, of_store};
+pub use worker::{lock_path, start_in_background};
 
 /// The built-in model, `models/multilingual-e5-small-q4.e5s`.
 static BUILTIN: &[u8] = include_bytes!("../../models/multilingual-e5-small-q4.e5s");

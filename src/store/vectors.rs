@@ -151,12 +151,7 @@ impl Store {
 
     /// Hands each vector of `table`'s rows that pass the filters to `each`,
     /// with its row's id.
-    pub(crate) fn each_vector(
-        &self,
-        table: Table,
-        filters: &Filters,
-        mut each: impl FnMut(i64, &[u8]),
-    ) -> Result<()> {
+    pub(crate) fn each_vector(&self, table: Table, filters: &Filters, mut each: impl FnMut(i64, &[u8])) -> Result<()> {
         let mut sql = Sql::new();
         sql.filters(filters, table);
         let text = match (table, filters.narrows()) {

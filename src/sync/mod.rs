@@ -146,7 +146,12 @@ pub fn after_sessions(loaded: &Loaded) -> bool {
 /// Starts `trae-mem sync --project <project>` in the background, so that
 /// a slow or absent server costs the agent nothing.
 pub fn start_in_background(home: &Path, project: &str) -> Result<()> {
-    crate::background::start(home, "sync", &["sync", "--project", project], &format!("sync of {project} after a session"))
+    crate::background::start(
+        home,
+        "sync",
+        &["sync", "--project", project],
+        &format!("sync of {project} after a session"),
+    )
 }
 
 /// The server's kind of a record.
