@@ -27,7 +27,7 @@ use std::time::Instant;
 use serde::Deserialize;
 use serde_json::json;
 use trae_mem::embed::{self, fill};
-use trae_mem::recall::{self, SearchRequest, meaning};
+use trae_mem::recall::{self, SearchRequest, meaning, query};
 use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store, Table};
 
 #[derive(Deserialize)]
@@ -218,9 +218,9 @@ fn reciprocal_rank(found: &[i64], relevant: &[i64]) -> f64 {
 
 /// Textbook BM25 over the labelled rows, the yardstick: SQLite's FTS5
 /// with the Porter stemmer over unicode61 words, the query's words ORed,
-/// ordered by FTS5's own `bm25()`. Each Han, kana or Hangul character is a
-/// word of its own, as Lucene's standard analyzer has it (unicode61 would
-/// take a whole run of Chinese for one word).
+/// ordered by FTS5's own `bm25()`. Each Han or kana character is a word of
+/// its own, as Lucene's standard analyzer has it (unicode61 would take a
+/// whole run of Chinese for one word).
 struct Textbook {
     conn: rusqlite::Connection,
 }
@@ -271,12 +271,11 @@ fn generated_rows(path: &std::path::Path) -> anyhow::Result<Vec<(i64, String)>> 
         .collect())
 }
 
-/// `text` with a space around each CJK character.
+/// `text` with a space around each Han or kana character.
 fn spaced(text: &str) -> String {
-    let cjk = |c: char| matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}' | '\u{f900}'..='\u{faff}');
     let mut out = String::with_capacity(text.len() * 2);
     for c in text.chars() {
-        if cjk(c) {
+        if query::is_cjk(c) {
             out.extend([' ', c, ' ']);
         } else {
             out.push(c);

@@ -177,15 +177,20 @@ fn a_signal_to_the_npm_command_reaches_the_binary_and_ends_it_alike() {
     through_npm.arg("mcp").env("TRAE_MEM_HOME", home.home()).stdin(Stdio::piped());
     let node = through_npm.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    let native = loop {
-        if let Some(&pid) = children(node.id()).first() {
-            break pid;
+    let platform_binary = npm.native();
+    // A child seen between its fork and its exec is still node: wait for
+    // the exec (or the deadline) before asking what it runs.
+    let (native, exe) = loop {
+        if let Some(&pid) = children(node.id()).first()
+            && let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe"))
+            && (exe == platform_binary || Instant::now() >= deadline)
+        {
+            break (pid, exe);
         }
         assert!(Instant::now() < deadline, "the launcher started no binary");
         std::thread::sleep(Duration::from_millis(20));
     };
-    let exe = std::fs::read_link(format!("/proc/{native}/exe")).unwrap();
-    assert_eq!(exe, npm.native(), "the launcher runs the platform package's binary");
+    assert_eq!(exe, platform_binary, "the launcher runs the platform package's binary");
     let node_pid = node.id();
     let via_npm = ended_by_sigterm(node, node_pid);
 

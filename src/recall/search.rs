@@ -124,6 +124,11 @@ const NEAREST: usize = 30;
 /// near the floor, and reading further postings costs time.
 const DOC_FREQUENCY_CAP: usize = 10_000;
 
+/// How many rows holding a form are read, for a query of `terms` terms.
+fn postings_cap(terms: usize) -> usize {
+    if terms == 1 { ONE_TERM } else { DOC_FREQUENCY_CAP }
+}
+
 /// A term still in play: one or more of its forms occurs somewhere.
 struct LiveTerm<'q> {
     term: &'q Term,
@@ -347,7 +352,7 @@ fn live_terms<'q>(
         let own = store.expression(&term.needles[0].text, term.required);
         // One term's rarity ranks nothing against another's: counting
         // its rows would only cost time.
-        let cap = if query.terms.len() == 1 { ONE_TERM } else { DOC_FREQUENCY_CAP };
+        let cap = postings_cap(query.terms.len());
         let (mut frequency, mut postings) = (0, Vec::new());
         if let Some(own) = &own {
             for &table in tables {
@@ -394,7 +399,7 @@ fn nominate(
     nominated: &mut FxHashMap<(Table, i64), f64>,
 ) -> Result<()> {
     let every_term: f64 = live.iter().map(|t| t.idf).sum();
-    let cap = if live.len() == 1 { ONE_TERM } else { DOC_FREQUENCY_CAP };
+    let cap = postings_cap(live.len());
     let any_form = |t: &LiveTerm<'_>| -> String {
         let forms: Vec<&str> = t.own.iter().chain(&t.synonyms).map(String::as_str).collect();
         format!("({})", forms.join(" OR "))
