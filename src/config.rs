@@ -103,6 +103,35 @@ impl PartialEq<&str> for Summarizer {
     }
 }
 
+/// Where search's embedding model comes from. The store records it, as
+/// its name, beside the vectors it made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSource {
+    /// The model compiled into trae-mem.
+    Builtin,
+    /// A model file, by its absolute path.
+    File(PathBuf),
+}
+
+impl ModelSource {
+    /// The name it is recorded under: "builtin", or the file's path.
+    pub fn name(&self) -> String {
+        match self {
+            ModelSource::Builtin => Summarizer::BUILTIN.to_owned(),
+            ModelSource::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+impl From<&str> for ModelSource {
+    fn from(name: &str) -> Self {
+        match name == Summarizer::BUILTIN {
+            true => ModelSource::Builtin,
+            false => ModelSource::File(PathBuf::from(name)),
+        }
+    }
+}
+
 /// What a plugin does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]

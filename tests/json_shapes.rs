@@ -53,7 +53,7 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
     let hits = search["hits"].as_array().unwrap();
     let row = hits.iter().find(|h| h["kind"] != "summary").expect("a row hit");
     // `author` comes only on a teammate's synced row, which needs a sync server.
-    let hit = ["id", "session_id", "project", "ts", "kind", "tool", "snippet", "score", "matched"];
+    let hit = ["id", "session_id", "project", "ts", "kind", "tool", "snippet", "score", "matched", "found_by"];
     assert_shape("search --json", row, &hit);
     let summary = hits.iter().find(|h| h["kind"] == "summary").expect("a summary hit");
     assert_shape("search --json", summary, &[&hit[..], &["level"]].concat());
@@ -84,6 +84,8 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
         "private_observations",
         "summaries",
         "tombstones",
+        "vectors",
+        "vector_model",
         "oldest",
         "newest",
         "projects",
@@ -96,6 +98,7 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
     assert_shape("stats --json", &stats, &stats_keys);
     assert_shape("stats --json", &stats["projects"][0], &["project", "sessions", "observations", "oldest", "newest"]);
     assert_shape("stats --json", &stats["kinds"][0], &["kind", "observations"]);
+    assert_shape("stats --json", &stats["vectors"], &["embedded", "pending"]);
     assert_shape("stats --json", &stats["retention"], &["max_age_days", "max_db_mb", "keep_summaries"]);
 
     // A waiting event (the database held by another process) and a dead letter.

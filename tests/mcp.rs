@@ -583,7 +583,7 @@ fn the_official_python_sdk_drives_every_tool() {
     let prompt = &hits[both - 1];
     let mut keys: Vec<&String> = prompt.as_object().unwrap().keys().collect();
     keys.sort();
-    assert_eq!(keys, ["id", "kind", "matched", "score", "session_id", "snippet", "time", "tool"]);
+    assert_eq!(keys, ["found_by", "id", "kind", "matched", "score", "session_id", "snippet", "time", "tool"]);
     assert_eq!(prompt["matched"], json!(["database", "locked"]));
     assert_eq!(hits.iter().find(|h| h["id"] == 2).unwrap()["tool"], "Bash");
     assert_eq!(steps.ok("search_private")["hits"], json!([]));

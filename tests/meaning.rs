@@ -21,6 +21,7 @@ fn seed() -> Seed {
         .set("kind", json!("response"))
         .obs(2, S1, T0 + 2 * MINUTE, "The release notes list the new colour palette for the dashboard.")
         .set("kind", json!("note"))
+        .set("tool", json!(null))
         .obs(3, S1, T0 + 3 * MINUTE, "cargo build --release")
         .session(S2, "/proj/alpha", T0 + 60 * MINUTE, None)
         .obs(4, S2, T0 + 61 * MINUTE, "Switched the CSV export to write dates as ISO 8601.")
@@ -51,7 +52,8 @@ fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
     let english = "what happens at launch when the user's preferences are gone?";
     let chinese = "偏好丢失时程序启动就退出，后来怎么处理的？";
     for query in [english, chinese] {
-        assert_ne!(first_hit(&search(&home, query)).0, Some(1), "no vectors yet, no meaning: {query}");
+        let out = home.run_unsettled(&["search", "--json", "--limit", "3", "--", query], None).ok().json();
+        assert_ne!(first_hit(&out).0, Some(1), "no vectors yet, no meaning: {query}");
     }
     let report = embed(&home);
     assert_eq!(report["embedded"], 4, "the four rows that state something: {report}");
@@ -129,6 +131,9 @@ fn a_turn_gets_its_vectors_in_the_background() {
     let stop = json!({"session_id": sid, "cwd": home.work(), "hook_event_name": "Stop", "stop_hook_active": false,
         "last_assistant_message": "Fixed: a missing settings file now falls back to the defaults instead of aborting."});
     home.run(&["hook"], Some(stop.to_string().as_bytes())).ok();
+    let done = json!({"session_id": sid, "cwd": home.work(), "hook_event_name": "Stop", "stop_hook_active": false,
+                      "last_assistant_message": "Done."});
+    home.run(&["hook"], Some(done.to_string().as_bytes())).ok();
     let embedded = || -> i64 { home.db().query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap() };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while embedded() == 0 && std::time::Instant::now() < deadline {
@@ -139,6 +144,10 @@ fn a_turn_gets_its_vectors_in_the_background() {
         "the background embed stored a vector; its log: {:?}",
         std::fs::read_to_string(home.home().join("logs/embed.log"))
     );
+    // The prompt asks, the turns' end notes say only that they ended, and
+    // "Done." is near any short query: only the fix has a vector.
+    home.settle();
+    assert_eq!(embedded(), 1);
     let out = search(&home, "偏好丢失时程序启动就退出，后来怎么处理的？");
     assert_eq!(out["hits"][0]["kind"], "response", "{out}");
     assert_eq!(out["hits"][0]["found_by"], "meaning", "{out}");

@@ -79,6 +79,9 @@ impl std::fmt::Display for Run {
     }
 }
 
+/// The commands that read memory (see `Home::command`).
+const READERS: [&str; 4] = ["search", "timeline", "mcp", "serve"];
+
 /// A fresh trae-mem home, with a working directory beside it.
 pub struct Home {
     dir: tempfile::TempDir,
@@ -107,8 +110,33 @@ impl Home {
         self.home().join("trae-mem.db")
     }
 
-    /// A command for the binary with this home, run in `work()`.
+    /// A command for the binary with this home, run in `work()`. A command
+    /// that reads memory runs once the background work of earlier hooks
+    /// is done (see `settle`).
     pub fn command(&self, args: &[&str]) -> Command {
+        if args.first().is_some_and(|a| READERS.contains(a)) {
+            self.settle();
+        }
+        self.unsettled_command(args)
+    }
+
+    /// Waits for the vectors earlier hooks started computing in the
+    /// background, and computes any still missing: a foreground `trae-mem
+    /// embed` waits for a running one. A user who searches a moment after
+    /// a turn finds what this finds; without it, what a test finds would
+    /// depend on how fast the background run was.
+    pub fn settle(&self) {
+        if self.db_path().exists() {
+            let _ = self.unsettled_command(&["embed"]).output();
+        }
+    }
+
+    /// Runs the binary at once, even if background work is still running.
+    pub fn run_unsettled(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
+        run_command(self.unsettled_command(args), args, stdin)
+    }
+
+    fn unsettled_command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
         cmd.args(args)
             .current_dir(self.work())

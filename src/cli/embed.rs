@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::ProgressBar;
 use serde_json::json;
@@ -23,7 +23,7 @@ pub struct Cmd {
     /// Print JSON: {model, embedded, pending, finished}.
     #[arg(long)]
     json: bool,
-    /// Run as the hooks' background worker: quietly, and not at all while another embed runs.
+    /// Run as the hooks' background worker: quietly, and behind at most one other embed.
     #[arg(long, hide = true)]
     background: bool,
 }
@@ -32,16 +32,20 @@ impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (loaded, mut store) = env.open_existing()?;
         std::fs::create_dir_all(&loaded.home)?;
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(embed::lock_path(&loaded.home))?;
+        let lock = open_lock(&embed::lock_path(&loaded.home))?;
         if lock.try_lock().is_err() {
             if self.background {
-                return Ok(());
+                // One run waits behind the running one, for the rows that one
+                // will not see; a third would find nothing left to do.
+                let queue = open_lock(&embed::queue_path(&loaded.home))?;
+                if queue.try_lock().is_err() {
+                    return Ok(());
+                }
+                lock.lock()?;
+            } else {
+                eprintln!("waiting for the `trae-mem embed` that is running in {}", loaded.home.display());
+                lock.lock()?;
             }
-            bail!("another `trae-mem embed` is running in {}; it will finish the work", loaded.home.display());
         }
         let (embedder, model) = embed::configured(loaded.config.search.model.as_deref())?;
         let show = !self.background && !self.json && std::io::stderr().is_terminal();
@@ -63,4 +67,13 @@ impl Cmd {
         }
         Ok(())
     }
+}
+
+fn open_lock(path: &std::path::Path) -> Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
 }

@@ -37,7 +37,7 @@ use quant::Kernel;
 use tokenize::Tokenizer;
 
 pub use choice::{configured, load, of_store};
-pub use worker::{lock_path, start_in_background};
+pub use worker::{lock_path, queue_path, start_in_background};
 
 /// The built-in model, `models/multilingual-e5-small-q4.e5s`.
 static BUILTIN: &[u8] = include_bytes!("../../models/multilingual-e5-small-q4.e5s");

@@ -16,3 +16,8 @@ pub fn start_in_background(home: &Path) -> Result<()> {
 pub fn lock_path(home: &Path) -> PathBuf {
     home.join("embed.lock")
 }
+
+/// The file the one run waiting behind a running embed holds locked.
+pub fn queue_path(home: &Path) -> PathBuf {
+    home.join("embed.queue")
+}

@@ -9,7 +9,7 @@ use crate::config::Capture;
 use crate::event::{Event, EventKind};
 use crate::plugins::PluginObservation;
 use crate::privacy::Privacy;
-use crate::store::{Kind, NewObservation, PRIVATE_PLACEHOLDER, SessionKey, Writer};
+use crate::store::{Kind, NewObservation, PRIVATE_PLACEHOLDER, SESSION_END_NOTE, STOP_NOTE, SessionKey, Writer};
 use crate::text::{clip, clip_json};
 
 /// What plugins contributed to one event.
@@ -251,7 +251,7 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
         }
         EventKind::Stop => {
             let reason = event.reason.as_deref().unwrap_or("turn ended");
-            let mut drafts = vec![Draft::new(Kind::Note, None, format!("stop: {reason}"))];
+            let mut drafts = vec![Draft::new(Kind::Note, None, format!("{STOP_NOTE}{reason}"))];
             if let Some(answer) = event.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
                 drafts.push(Draft::new(Kind::Response, None, clip(answer, capture.response_chars)));
             }
@@ -259,7 +259,11 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
             drafts
         }
         EventKind::SessionEnd => {
-            vec![Draft::new(Kind::Note, None, format!("session end: {}", event.reason.as_deref().unwrap_or("unknown")))]
+            vec![Draft::new(
+                Kind::Note,
+                None,
+                format!("{SESSION_END_NOTE}{}", event.reason.as_deref().unwrap_or("unknown")),
+            )]
         }
         EventKind::Other(_) if plugins.handled.is_some() => {
             plugins.handled.iter().flatten().map(|o| Draft::from_plugin(o, capture.response_chars)).collect()

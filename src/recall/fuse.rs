@@ -23,7 +23,7 @@ const WORDS: f64 = 1.0;
 pub const MEANING: f64 = 0.7;
 
 /// Meaning's weight when the query names an identifier, a path or quoted
-/// text that occurs: the query is about that, which words find, and what
+/// text: the query is about that, which words find, and what
 /// merely sounds alike is only a tie-breaker.
 pub const MEANING_BESIDE_EXACT: f64 = 0.1;
 

@@ -122,6 +122,11 @@ impl Builder {
                 continue;
             }
             for (cjk, run) in script_runs(token) {
+                // Chinese punctuation (，？) ends a run and is no term of its own.
+                let run = run.trim_matches(|c: char| !c.is_ascii() && !c.is_alphanumeric());
+                if !run.chars().any(char::is_alphanumeric) {
+                    continue;
+                }
                 if cjk {
                     self.chinese(run);
                 } else if is_identifier(run) {
@@ -631,6 +636,8 @@ mod tests {
         assert_eq!(own("登录失败了吗"), ["登录", "录失", "失败"]);
         assert_eq!(own("ip段"), ["ip", "段"]);
         assert_eq!(own("redis连接超时怎么办"), ["redi", "连接", "接超", "超时"]);
+        assert_eq!(own("启动就退出，怎么修的？"), ["启动", "动就", "就退", "退出"]);
+        assert_eq!(own("改了load()，对吗"), ["load"]);
     }
 
     #[test]

@@ -177,6 +177,13 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
     pool.truncate(POOL);
     let near = meaning::nearest(store, &request.text, &request.filters, &tables, NEAREST)?;
+    // A query that names something exact (an identifier, a path, quoted
+    // text) asks for rows that hold it, and one word alone says too little
+    // to be near anything in particular: meaning then only orders what
+    // words found, and adds no rows of its own.
+    let exact = query.terms.iter().any(|t| matches!(t.needles[0].shape, Shape::Exact));
+    let one_word = query.terms.len() == 1 && !matches!(query.terms[0].needles[0].shape, Shape::Cjk);
+    let meaning_finds = !exact && !one_word;
 
     let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
     let mut documents = Vec::with_capacity(pool.len() + near.len());
@@ -195,8 +202,8 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
         store.candidates(table, &ids, |candidate| {
             let counts = counter.count(candidate.content);
             let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
-            let is_near = near.iter().any(|n| n.table == table && n.id == candidate.id);
-            if missing_required || !is_near && counts.iter().all(|c| c.tf == 0.0) {
+            let admitted_by_meaning = meaning_finds && near.iter().any(|n| n.table == table && n.id == candidate.id);
+            if missing_required || !admitted_by_meaning && counts.iter().all(|c| c.tf == 0.0) {
                 return Ok(());
             }
             let voice = voice(&candidate);
@@ -216,7 +223,6 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let worded: Vec<Document> = documents.iter().filter(|d| d.counts.iter().any(|c| c.tf > 0.0)).cloned().collect();
     let by_words: Vec<usize> = rank::rank(&worded, &weights).into_iter().map(|r| r.key).collect();
     let by_meaning: Vec<usize> = near.iter().filter_map(|n| keys.get(&(n.table, n.id)).copied()).collect();
-    let exact = live.iter().any(|t| t.own.is_some() && matches!(t.term.needles[0].shape, Shape::Exact));
     let meaning_weight = if exact { fuse::MEANING_BESIDE_EXACT } else { fuse::MEANING };
     let ranked = once_each(fuse::fuse(&by_words, &by_meaning, meaning_weight), &twins);
     let mut hits = Vec::new();

@@ -33,6 +33,11 @@ pub struct Observation {
     pub tags: Vec<String>,
 }
 
+/// How the notes of a turn's end and a session's end begin: they record
+/// that something happened, and say nothing search should find by meaning.
+pub const STOP_NOTE: &str = "stop: ";
+pub const SESSION_END_NOTE: &str = "session end: ";
+
 /// What an observation records. The built-in kinds, and any kind a plugin
 /// names. On the wire (JSON, SQL, exports) it is the bare string.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@
 use anyhow::Result;
 
 use super::candidates::Sql;
+use super::model::{SESSION_END_NOTE, STOP_NOTE};
 use super::{Filters, Store, Table, schema};
 
 /// `store_meta`'s keys for the model the stored vectors come from: its id,
@@ -21,10 +22,23 @@ pub struct VectorModel {
     pub source: String,
 }
 
-/// The observation kinds that get a vector: those that state something.
-/// Tool rows are identifiers, paths and output, which words find; a prompt
-/// asks, and what it asked is found through the session's answer.
-const STATING_KINDS: &str = "'response', 'note', 'decision', 'error'";
+/// The observations that get a vector: those that state something, in
+/// enough words to have a meaning. Tool rows and the notes of a tool about
+/// to run are identifiers, paths and output, which words find; a prompt
+/// asks, and what it asked is found through the session's answer; a turn's
+/// end says only that it ended. A text of a word or two ("done") is near
+/// every short query, whatever it asks.
+fn gets_a_vector() -> String {
+    format!(
+        "o.private = 0 AND o.kind IN ('response', 'note', 'decision', 'error')
+         AND octet_length(o.content) >= {MIN_BYTES}
+         AND NOT (o.kind = 'note' AND (o.tool_name IS NOT NULL
+                  OR o.content LIKE '{STOP_NOTE}%' OR o.content LIKE '{SESSION_END_NOTE}%'))"
+    )
+}
+
+/// The shortest text that gets a vector: "Fixed the import." and 修复了登录问题 do.
+const MIN_BYTES: usize = 16;
 
 /// A row waiting for its vector.
 #[derive(Debug, Clone)]
@@ -56,9 +70,10 @@ fn unembedded_sql(table: Table) -> String {
     match table {
         Table::Observations => format!(
             "SELECT o.id, o.content FROM observations o
-             WHERE o.private = 0 AND o.kind IN ({STATING_KINDS})
+             WHERE {}
                AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 0 AND v.row_id = o.id)
-             ORDER BY o.id DESC LIMIT ?1"
+             ORDER BY o.id DESC LIMIT ?1",
+            gets_a_vector()
         ),
         Table::Summaries => "SELECT sm.id, sm.content FROM summaries sm
              WHERE sm.level = 'brief'
@@ -138,10 +153,11 @@ impl Store {
         let embedded: i64 = self.conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))?;
         let pending: i64 = self.conn.query_row(
             &format!(
-                "SELECT (SELECT count(*) FROM observations o WHERE o.private = 0 AND o.kind IN ({STATING_KINDS})
+                "SELECT (SELECT count(*) FROM observations o WHERE {}
                            AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 0 AND v.row_id = o.id))
                       + (SELECT count(*) FROM summaries sm WHERE sm.level = 'brief'
-                           AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 1 AND v.row_id = sm.id))"
+                           AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 1 AND v.row_id = sm.id))",
+                gets_a_vector()
             ),
             [],
             |r| r.get(0),

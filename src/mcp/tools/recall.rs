@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{Memory, Spec, ToolDef, ToolError, in_range, rfc3339};
 use crate::config::ContextSettings;
 use crate::recall::context;
+use crate::recall::fuse::FoundBy;
 use crate::recall::{self, SearchRequest};
 use crate::store::{Filters, Kind, Observation};
 use crate::text::clip;
@@ -120,6 +121,11 @@ struct Hit {
     score: f64,
     /// The query's terms this hit holds (a synonym found stands for its term).
     matched: Vec<String>,
+    /// What found it: "words" (it holds the query's terms), "meaning" (it says
+    /// something alike in other words) or "both"; absent without a query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    found_by: Option<FoundBy>,
     /// The teammate it was pulled from by trae-mem sync; absent for one's own memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     author: Option<String>,
@@ -160,6 +166,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
                 snippet: hit.snippet,
                 score: hit.score,
                 matched: hit.matched,
+                found_by: hit.found_by,
                 author: hit.author,
             })
             .collect(),
