@@ -192,8 +192,9 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let mut keys: FxHashMap<(Table, i64), usize> = FxHashMap::default();
     for table in [Table::Observations, Table::Summaries] {
         let nominees = pool.iter().map(|(source, _)| *source);
-        let mut ids: Vec<i64> =
-            nominees.chain(near.iter().map(|n| (n.table, n.id))).filter(|s| s.0 == table).map(|s| s.1).collect();
+        // Rows only meaning would add are read only when it may add them.
+        let near_ones = near.iter().filter(|_| meaning_finds).map(|n| (n.table, n.id));
+        let mut ids: Vec<i64> = nominees.chain(near_ones).filter(|s| s.0 == table).map(|s| s.1).collect();
         ids.sort_unstable();
         ids.dedup();
         if ids.is_empty() {

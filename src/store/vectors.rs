@@ -30,10 +30,10 @@ pub struct VectorModel {
 /// every short query, whatever it asks.
 fn gets_a_vector() -> String {
     format!(
-        "o.private = 0 AND o.kind IN ('response', 'note', 'decision', 'error')
-         AND octet_length(o.content) >= {MIN_BYTES}
-         AND NOT (o.kind = 'note' AND (o.tool_name IS NOT NULL
-                  OR o.content LIKE '{STOP_NOTE}%' OR o.content LIKE '{SESSION_END_NOTE}%'))"
+        "r.private = 0 AND r.kind IN ('response', 'note', 'decision', 'error')
+         AND octet_length(r.content) >= {MIN_BYTES}
+         AND NOT (r.kind = 'note' AND (r.tool_name IS NOT NULL
+                  OR r.content LIKE '{STOP_NOTE}%' OR r.content LIKE '{SESSION_END_NOTE}%'))"
     )
 }
 
@@ -65,22 +65,14 @@ impl Table {
     }
 }
 
-/// The rows of each table that get a vector and have none, newest first.
-fn unembedded_sql(table: Table) -> String {
-    match table {
-        Table::Observations => format!(
-            "SELECT o.id, o.content FROM observations o
-             WHERE {}
-               AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 0 AND v.row_id = o.id)
-             ORDER BY o.id DESC LIMIT ?1",
-            gets_a_vector()
-        ),
-        Table::Summaries => "SELECT sm.id, sm.content FROM summaries sm
-             WHERE sm.level = 'brief'
-               AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 1 AND v.row_id = sm.id)
-             ORDER BY sm.id DESC LIMIT ?1"
-            .to_owned(),
-    }
+/// The rows of `table` (as `r`) that should have a vector and have none:
+/// the `FROM` and `WHERE` of a statement.
+fn waiting(table: Table) -> String {
+    let should = match table {
+        Table::Observations => format!("FROM observations r WHERE {}", gets_a_vector()),
+        Table::Summaries => "FROM summaries r WHERE r.level = 'brief'".to_owned(),
+    };
+    format!("{should} AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = {} AND v.row_id = r.id)", table.source())
 }
 
 impl Store {
@@ -117,7 +109,9 @@ impl Store {
             if left == 0 {
                 break;
             }
-            let mut stmt = self.conn.prepare_cached(&unembedded_sql(table))?;
+            let mut stmt = self
+                .conn
+                .prepare_cached(&format!("SELECT r.id, r.content {} ORDER BY r.id DESC LIMIT ?1", waiting(table)))?;
             let found = stmt.query_map([left as i64], |r| Ok(Unembedded { table, id: r.get(0)?, text: r.get(1)? }))?;
             for row in found {
                 rows.push(row?);
@@ -153,11 +147,9 @@ impl Store {
         let embedded: i64 = self.conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))?;
         let pending: i64 = self.conn.query_row(
             &format!(
-                "SELECT (SELECT count(*) FROM observations o WHERE {}
-                           AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 0 AND v.row_id = o.id))
-                      + (SELECT count(*) FROM summaries sm WHERE sm.level = 'brief'
-                           AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.source = 1 AND v.row_id = sm.id))",
-                gets_a_vector()
+                "SELECT (SELECT count(*) {}) + (SELECT count(*) {})",
+                waiting(Table::Observations),
+                waiting(Table::Summaries)
             ),
             [],
             |r| r.get(0),
