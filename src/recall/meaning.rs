@@ -33,24 +33,45 @@ pub const FLOOR: f32 = 0.80;
 pub const WINDOW: f32 = 0.04;
 
 /// The rows (at most `limit`) whose vectors are nearest `text`, nearest
-/// first. None when the store has no vectors (until `trae-mem embed` has
-/// run, search finds by words alone) or their model cannot be loaded.
+/// first, within `FLOOR` and `WINDOW`: the rows search adds by meaning.
+/// None when the store has no vectors (until `trae-mem embed` has run,
+/// search finds by words alone) or their model cannot be loaded.
 pub fn nearest(store: &Store, text: &str, filters: &Filters, tables: &[Table], limit: usize) -> Result<Vec<Near>> {
+    let mut near = by_similarity(store, text, filters, tables, FLOOR)?;
+    let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
+    near.retain(|n| n.similarity >= window);
+    near.truncate(limit);
+    Ok(near)
+}
+
+/// The `limit` rows nearest `text`, however far: the model alone, with
+/// none of search's bounds (the recall benchmark's dense baseline).
+pub fn nearest_unbounded(
+    store: &Store,
+    text: &str,
+    filters: &Filters,
+    tables: &[Table],
+    limit: usize,
+) -> Result<Vec<Near>> {
+    let mut near = by_similarity(store, text, filters, tables, f32::NEG_INFINITY)?;
+    near.truncate(limit);
+    Ok(near)
+}
+
+/// Every row with a vector at least `floor` near `text`, nearest first.
+fn by_similarity(store: &Store, text: &str, filters: &Filters, tables: &[Table], floor: f32) -> Result<Vec<Near>> {
     let Some(embedder) = embed::of_store(store)? else { return Ok(Vec::new()) };
     let query = embedder.embed_query(text);
     let mut near: Vec<Near> = Vec::new();
     for &table in tables {
         store.each_vector(table, filters, |id, packed| {
             if let Some(similarity) = stored::similarity(&query, packed)
-                && similarity >= FLOOR
+                && similarity >= floor
             {
                 near.push(Near { table, id, similarity });
             }
         })?;
     }
     near.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
-    let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
-    near.retain(|n| n.similarity >= window);
-    near.truncate(limit);
     Ok(near)
 }
