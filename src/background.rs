@@ -48,5 +48,13 @@ fn detach(command: &mut std::process::Command) {
     command.process_group(0);
 }
 
-#[cfg(not(unix))]
-fn detach(_command: &mut std::process::Command) {}
+/// Windows' way: no console of its own (a hook's child would otherwise
+/// flash a window, or die with the client's console) and a process group
+/// of its own, out of reach of the client's Ctrl-C.
+#[cfg(windows)]
+fn detach(command: &mut std::process::Command) {
+    use std::os::windows::process::CommandExt;
+    const DETACHED_PROCESS: u32 = 0x0000_0008;
+    const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+    command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+}

@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 pub fn from_arg(project: &str) -> Result<String> {
     let path = Path::new(project);
     if path.is_dir() {
-        let absolute = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {project}"))?;
+        let absolute = canonical(path).with_context(|| format!("cannot resolve {project}"))?;
         return Ok(identify(&absolute));
     }
     Ok(project.to_owned())
@@ -22,7 +22,42 @@ pub fn from_arg(project: &str) -> Result<String> {
 
 /// The project that `dir` (absolute) belongs to, as a path string.
 pub fn identify(dir: &Path) -> String {
-    top_level(dir).unwrap_or_else(|| dir.to_path_buf()).to_string_lossy().into_owned()
+    let dir = spelled_as_stored(dir);
+    top_level(&dir).unwrap_or(dir).to_string_lossy().into_owned()
+}
+
+/// `dir` as it is stored: on Unix as given. On Windows, where `C:\src\app`,
+/// `c:/src/app` and `C:\SRC\App` are one folder, its one spelling: the
+/// folder's own, on disk, where it exists (without the `\\?\` that
+/// `canonicalize` adds), else with backslashes and the drive letter in
+/// upper case.
+#[cfg(not(windows))]
+fn spelled_as_stored(dir: &Path) -> PathBuf {
+    dir.to_path_buf()
+}
+
+#[cfg(windows)]
+fn spelled_as_stored(dir: &Path) -> PathBuf {
+    if let Ok(on_disk) = canonical(dir) {
+        return on_disk;
+    }
+    let mut text = dir.to_string_lossy().replace('/', "\\");
+    if text.as_bytes().get(1) == Some(&b':') {
+        text[..1].make_ascii_uppercase();
+    }
+    while text.len() > 3 && text.ends_with('\\') {
+        text.pop();
+    }
+    PathBuf::from(text)
+}
+
+/// The absolute path of `path`, links resolved, in the form its system's
+/// users know: on Windows without the `\\?\` prefix where it is not needed.
+fn canonical(path: &Path) -> std::io::Result<PathBuf> {
+    #[cfg(windows)]
+    return dunce::canonicalize(path);
+    #[cfg(not(windows))]
+    return std::fs::canonicalize(path);
 }
 
 fn top_level(dir: &Path) -> Option<PathBuf> {
@@ -47,7 +82,7 @@ fn main_checkout(worktree: &Path, dot_git_file: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(dot_git_file).ok()?;
     let git_dir = worktree.join(text.strip_prefix("gitdir:")?.trim());
     let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
-    let common = std::fs::canonicalize(git_dir.join(common.trim())).ok()?;
+    let common = canonical(&git_dir.join(common.trim())).ok()?;
     match common.file_name() {
         Some(name) if name == ".git" => common.parent().map(Path::to_path_buf),
         _ => None,

@@ -339,7 +339,32 @@ fn is_running(pid: u32) -> bool {
         // errno is read on this thread right after the call.
         unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Foundation::{CloseHandle, ERROR_ACCESS_DENIED, GetLastError};
+        use windows_sys::Win32::System::Threading::{
+            GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+        };
+        /// What GetExitCodeProcess says of a process that has not exited.
+        const STILL_ACTIVE: u32 = 259;
+        // SAFETY: OpenProcess takes plain values and returns a handle or
+        // null; GetLastError reads this thread's last error right after.
+        let handle = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+        if handle.is_null() {
+            // Denied: it runs, as someone else. Any other failure: no such process.
+            // SAFETY: as above.
+            return unsafe { GetLastError() } == ERROR_ACCESS_DENIED;
+        }
+        let mut code = 0u32;
+        // SAFETY: `handle` is a valid process handle of ours, `code` a u32
+        // it writes, and the handle is closed once, here.
+        unsafe {
+            let known = GetExitCodeProcess(handle, &mut code) != 0;
+            CloseHandle(handle);
+            !known || code == STILL_ACTIVE
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
     true
 }
 

@@ -34,3 +34,4 @@ mod sync;
 mod timeline;
 mod told;
 mod transfer;
+mod windows;

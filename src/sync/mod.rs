@@ -95,17 +95,32 @@ pub fn author(loaded: &Loaded) -> String {
     if let Some(author) = &loaded.config.sync.author {
         return author.clone();
     }
-    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "someone".to_owned());
+    // USERNAME is Windows' name for it.
+    let user = ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "someone".to_owned());
+    match host_name().filter(|h| !h.is_empty()) {
+        Some(host) => format!("{user}@{host}"),
+        None => user,
+    }
+}
+
+/// This machine's name, if it has one.
+#[cfg(unix)]
+fn host_name() -> Option<String> {
     let mut name = [0u8; 256];
     // SAFETY: gethostname writes at most `name.len()` bytes into `name`, a
     // buffer of ours that long. A truncated name may lack its NUL: the split
     // below then takes the whole buffer, never reading past it.
-    let host = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0;
-    let host = host.then(|| String::from_utf8_lossy(name.split(|b| *b == 0).next().unwrap_or_default()).into_owned());
-    match host.filter(|h| !h.is_empty()) {
-        Some(host) => format!("{user}@{host}"),
-        None => user,
-    }
+    let found = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0;
+    found.then(|| String::from_utf8_lossy(name.split(|b| *b == 0).next().unwrap_or_default()).into_owned())
+}
+
+/// This machine's name, if it has one: Windows sets it for every process.
+#[cfg(not(unix))]
+fn host_name() -> Option<String> {
+    std::env::var("COMPUTERNAME").ok()
 }
 
 /// The server, and how records are sealed, or why sync cannot run.

@@ -1,0 +1,207 @@
+//! The Windows build (`x86_64-pc-windows-gnu`), run under Wine as a Windows
+//! client runs it: payloads with drive letters and backslashes on stdin,
+//! exit codes, stdout, and the store it writes, read back from here.
+//!
+//! `scripts/test` builds the `.exe` and the test-only stand-in for the
+//! `bcryptprimitives.dll` Wine 8 lacks (`tests/windows/`), and names them in
+//! `TRAE_MEM_TEST_WINDOWS_EXE` and `TRAE_MEM_TEST_WINDOWS_SHIM`. One Wine
+//! prefix serves every test of a run (its first start takes about 10 s).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::util::{self, Home, Run};
+
+/// The project folder the recorded sessions work in, as Windows names it;
+/// it exists in the prefix, so that Windows can say how it is spelled.
+const PROJECT: &str = r"C:\src\app";
+
+struct Wine {
+    wine: PathBuf,
+    prefix: PathBuf,
+    exe: PathBuf,
+}
+
+/// The Wine set-up, or `None` (said loudly) when a part is missing.
+fn wine(test: &str) -> Option<&'static Wine> {
+    static WINE: OnceLock<Result<Wine, String>> = OnceLock::new();
+    match WINE.get_or_init(set_up) {
+        Ok(wine) => Some(wine),
+        Err(missing) => {
+            util::skip(test, missing);
+            None
+        }
+    }
+}
+
+fn set_up() -> Result<Wine, String> {
+    let given = |var: &str| std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_file());
+    let exe = given("TRAE_MEM_TEST_WINDOWS_EXE")
+        .ok_or("the Windows build (TRAE_MEM_TEST_WINDOWS_EXE; scripts/test sets it)")?;
+    let shim = given("TRAE_MEM_TEST_WINDOWS_SHIM").ok_or("the ProcessPrng stand-in (TRAE_MEM_TEST_WINDOWS_SHIM)")?;
+    let wine = ["/usr/lib/wine/wine64", "/usr/bin/wine64", "/usr/bin/wine"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or("Wine (Debian's wine64)")?;
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("wine");
+    let _ = std::fs::remove_dir_all(&root);
+    let prefix = root.join("prefix");
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+    std::fs::copy(&exe, bin.join("trae-mem.exe")).map_err(|e| e.to_string())?;
+    std::fs::copy(&shim, bin.join("bcryptprimitives.dll")).map_err(|e| e.to_string())?;
+    let wine = Wine { wine, prefix, exe: bin.join("trae-mem.exe") };
+    let started =
+        wine.command(&Home::new(), &["--version"]).output().map_err(|e| format!("Wine does not start: {e}"))?;
+    if !started.status.success() {
+        return Err(format!("trae-mem.exe does not start under Wine: {}", String::from_utf8_lossy(&started.stderr)));
+    }
+    std::fs::create_dir_all(wine.prefix.join("drive_c/src/app")).map_err(|e| e.to_string())?;
+    Ok(wine)
+}
+
+/// A Linux path as the Windows process sees it (Wine's drive Z: is `/`).
+fn windows_path(path: &Path) -> String {
+    format!("Z:{}", path.display()).replace('/', "\\")
+}
+
+impl Wine {
+    fn command(&self, home: &Home, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.wine);
+        command
+            .arg(&self.exe)
+            .args(args)
+            .env("WINEPREFIX", &self.prefix)
+            .env("WINEDEBUG", "-all")
+            .env("TRAE_MEM_HOME", windows_path(&home.home()))
+            .current_dir(home.work());
+        command
+    }
+
+    fn run(&self, home: &Home, args: &[&str], stdin: Option<&[u8]>) -> Run {
+        util::run_command(self.command(home, args), args, stdin)
+    }
+
+    /// Runs the hook as Claude Code on Windows does, in `cwd`.
+    fn hook(&self, home: &Home, cwd: &str, sid: &str, event: &str, extra: Value) -> Run {
+        let mut payload = json!({
+            "session_id": sid,
+            "transcript_path": format!(r"C:\Users\dev\.claude\projects\C--src-app\{sid}.jsonl"),
+            "cwd": cwd,
+            "hook_event_name": event,
+        });
+        payload.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        self.run(home, &["hook"], Some(&serde_json::to_vec(&payload).unwrap()))
+    }
+}
+
+/// The projects of the stored sessions, as stored.
+fn projects(home: &Home) -> Vec<String> {
+    let db = home.db();
+    let mut stmt = db.prepare("SELECT DISTINCT project_path FROM sessions ORDER BY 1").unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+}
+
+#[test]
+fn a_session_on_windows_is_stored_summarized_and_told_at_the_next_start() {
+    let Some(wine) = wine("windows: a session stored and told") else { return };
+    let home = Home::new();
+    let hook = |sid: &str, event: &str, extra: Value| wine.hook(&home, PROJECT, sid, event, extra);
+    let started = hook("w1", "SessionStart", json!({"source": "startup"})).ok();
+    assert_eq!(started.stdout, "", "no memory yet\n{started}");
+    hook("w1", "UserPromptSubmit", json!({"prompt": "Why does the nightly import fail on Windows?"})).ok();
+    let call = json!({"tool_name": "Bash", "tool_input": {"command": "cargo test import"}, "tool_use_id": "toolu_w1"});
+    hook("w1", "PreToolUse", call.clone()).ok();
+    let mut done = call.clone();
+    done["tool_response"] = json!({"stdout": "test import::nightly ... FAILED: database is locked", "stderr": ""});
+    hook("w1", "PostToolUse", done).ok();
+    hook(
+        "w1",
+        "Stop",
+        json!({"last_assistant_message": "The nightly import now retries while the database is locked."}),
+    )
+    .ok();
+    hook("w1", "SessionEnd", json!({"reason": "exit"})).ok();
+
+    let next = hook("w2", "SessionStart", json!({"source": "startup"})).ok();
+    let context = next.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned();
+    assert!(context.contains("retries while the database is locked"), "{next}");
+
+    let found = wine.run(&home, &["search", "--json", "nightly import"], None).ok();
+    let hits = found.json()["hits"].as_array().cloned().unwrap_or_default();
+    assert!(hits.iter().any(|h| h["snippet"].as_str().unwrap_or_default().contains("retries")), "{found}");
+    let id = hits.iter().find_map(|h| h["id"].as_i64()).expect("an observation among the hits").to_string();
+    let timeline = wine.run(&home, &["timeline", "--json", &id], None).ok();
+    assert!(timeline.stdout.contains("cargo test import"), "{timeline}");
+
+    assert_eq!(projects(&home), [PROJECT]);
+}
+
+#[test]
+fn a_folder_spelled_three_ways_is_one_project() {
+    let Some(wine) = wine("windows: one project however spelled") else { return };
+    let home = Home::new();
+    for (sid, cwd) in [("p1", r"C:\src\app"), ("p2", "c:/src/app"), ("p3", r"C:\SRC\App\")] {
+        wine.hook(&home, cwd, sid, "UserPromptSubmit", json!({"prompt": format!("work in {sid}")})).ok();
+    }
+    assert_eq!(projects(&home), [PROJECT]);
+}
+
+#[test]
+fn a_payload_with_windows_line_endings_is_read() {
+    let Some(wine) = wine("windows: CRLF payloads") else { return };
+    let home = Home::new();
+    let lines = [
+        "{",
+        r#"  "session_id": "crlf","#,
+        r#"  "cwd": "C:\\src\\app","#,
+        r#"  "hook_event_name": "UserPromptSubmit","#,
+        r#"  "prompt": "line one\r\nline two""#,
+        "}",
+    ];
+    let payload = lines.join("\r\n") + "\r\n";
+    wine.run(&home, &["hook"], Some(payload.as_bytes())).ok();
+    let stored: String =
+        home.db().query_row("SELECT content FROM observations WHERE kind = 'user'", [], |r| r.get(0)).unwrap();
+    assert!(stored.contains("line one") && stored.contains("line two"), "{stored}");
+}
+
+#[test]
+fn junk_on_stdin_exits_1_never_2_and_is_kept() {
+    let Some(wine) = wine("windows: junk input") else { return };
+    let home = Home::new();
+    let junk = wine.run(&home, &["hook"], Some(b"this is not json")).code(1);
+    assert_eq!(junk.stderr.lines().count(), 1, "{junk}");
+    let dead = std::fs::read_dir(home.home().join("spool/dead")).map(|d| d.count()).unwrap_or(0);
+    assert!(dead >= 1, "the payload is kept as a dead letter\n{junk}");
+    let bad_flag = wine.run(&home, &["hook", "--no-such-flag"], Some(b"{}"));
+    assert_eq!(bad_flag.code, 1, "{bad_flag}");
+}
+
+#[test]
+fn the_mcp_server_answers_over_stdio() {
+    let Some(wine) = wine("windows: the MCP server") else { return };
+    let home = Home::new();
+    wine.hook(&home, PROJECT, "m1", "UserPromptSubmit", json!({"prompt": "Rotate the staging certificates"})).ok();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "wine-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "trae_mem_search", "arguments": {"query": "staging certificates"}}}),
+    ];
+    let input: String = messages.iter().map(|m| format!("{m}\r\n")).collect();
+    let out = wine.run(&home, &["mcp"], Some(input.as_bytes())).ok();
+    let answers: Vec<Value> = out.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let answer = |id: i64| answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer {id}\n{out}"));
+    assert_eq!(answer(1)["result"]["protocolVersion"], "2025-06-18", "{out}");
+    let tools = answer(2)["result"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "trae_mem_search"), "{out}");
+    let text = answer(3)["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("staging"), "{out}");
+}
