@@ -173,7 +173,7 @@ fn clients(cwd: &Path) -> Vec<Check> {
         return vec![Check::problem("clients", "cannot find this binary's path", "run trae-mem by its full path")];
     };
     let mut scopes = vec![(cwd.to_owned(), false)];
-    scopes.extend(std::env::var_os("HOME").map(|home| (home.into(), true)));
+    scopes.extend(install::user_home().ok().map(|home| (home, true)));
     let mut checks = Vec::new();
     for client in Client::ALL {
         for (root, global) in &scopes {
@@ -315,7 +315,7 @@ fn runs(binary: &str) -> Result<Runs, String> {
     if !path.is_file() {
         return Err("does not exist".to_owned());
     }
-    let path = path.canonicalize().unwrap_or(path);
+    let path = crate::project::canonical(&path).unwrap_or(path);
     let output = std::process::Command::new(&path).arg("--version").output().map_err(|e| format!("cannot run: {e}"))?;
     let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     if !output.status.success() || !version.starts_with("trae-mem ") {

@@ -53,7 +53,7 @@ fn spelled_as_stored(dir: &Path) -> PathBuf {
 
 /// The absolute path of `path`, links resolved, in the form its system's
 /// users know: on Windows without the `\\?\` prefix where it is not needed.
-fn canonical(path: &Path) -> std::io::Result<PathBuf> {
+pub fn canonical(path: &Path) -> std::io::Result<PathBuf> {
     #[cfg(windows)]
     return dunce::canonicalize(path);
     #[cfg(not(windows))]

@@ -71,10 +71,17 @@ fn windows_path(path: &Path) -> String {
 
 impl Wine {
     fn command(&self, home: &Home, args: &[&str]) -> Command {
+        let mut command = self.program(home, self.exe.as_os_str());
+        command.args(args);
+        command
+    }
+
+    /// Runs a Windows program (a path, or one Wine has, like `cmd`) as a
+    /// client with this home would.
+    fn program(&self, home: &Home, program: &std::ffi::OsStr) -> Command {
         let mut command = Command::new(&self.wine);
         command
-            .arg(&self.exe)
-            .args(args)
+            .arg(program)
             .env("WINEPREFIX", &self.prefix)
             .env("WINEDEBUG", "-all")
             .env("TRAE_MEM_HOME", windows_path(&home.home()))
@@ -204,4 +211,40 @@ fn the_mcp_server_answers_over_stdio() {
     assert!(tools.iter().any(|t| t["name"] == "trae_mem_search"), "{out}");
     let text = answer(3)["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("staging"), "{out}");
+}
+
+#[test]
+fn install_writes_hooks_a_windows_shell_runs_and_uninstall_takes_them_out() {
+    let Some(wine) = wine("windows: install and uninstall") else { return };
+    let home = Home::new();
+    let project = windows_path(&home.work());
+    let settings = home.work().join(".claude/settings.local.json");
+    wine.run(&home, &["install", "claude-code", "--project", &project], None).ok();
+    let written = std::fs::read(&settings).expect("install writes .claude/settings.local.json");
+    let config: Value = serde_json::from_slice(&written).unwrap();
+    let command = config["hooks"]["SessionStart"][0]["hooks"][0]["command"].as_str().unwrap_or_default().to_owned();
+    // Forward slashes: Git Bash, which Claude Code runs hooks with on
+    // Windows, would take a backslash for an escape.
+    assert!(command.ends_with("/bin/trae-mem.exe hook --client claude-code --event SessionStart"), "{command}");
+    assert!(!command.contains('\\'), "{command}");
+
+    let again = wine.run(&home, &["install", "claude-code", "--project", &project], None).ok();
+    assert_eq!(std::fs::read(&settings).unwrap(), written, "a second install changes nothing\n{again}");
+
+    // The command as written runs in Windows' own shell and stores its event.
+    let payload = serde_json::to_vec(&json!({"session_id": "i1", "cwd": PROJECT,
+        "hook_event_name": "UserPromptSubmit", "prompt": "installed on windows"}))
+    .unwrap();
+    let hook = command.replace("SessionStart", "UserPromptSubmit");
+    let mut shell = wine.program(&home, "cmd".as_ref());
+    shell.args(["/c", &hook]);
+    util::run_command(shell, &["(cmd /c)", &hook], Some(&payload)).ok();
+    let stored: i64 = home
+        .db()
+        .query_row("SELECT count(*) FROM observations WHERE content = 'installed on windows'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, 1);
+
+    wine.run(&home, &["uninstall", "claude-code", "--project", &project], None).ok();
+    assert!(!settings.exists(), "uninstall removes the file install made");
 }

@@ -70,10 +70,10 @@ impl Scope {
     /// Where to write, and where the originals are kept.
     fn target(&self, env: &Env) -> Result<(Target, PathBuf)> {
         let root = if self.global {
-            std::env::var_os("HOME").map(PathBuf::from).context("--global needs HOME to be set")?
+            install::user_home().context("--global writes to your home directory")?
         } else {
             let dir = self.project.clone().unwrap_or_else(|| env.cwd.clone());
-            dir.canonicalize().with_context(|| format!("no project directory {}", dir.display()))?
+            trae_mem::project::canonical(&dir).with_context(|| format!("no project directory {}", dir.display()))?
         };
         let config = env.load_config()?;
         let trae_mem_home = std::path::absolute(&config.home).unwrap_or(config.home);

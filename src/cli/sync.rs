@@ -159,7 +159,8 @@ impl Cmd {
         if !self.project.is_empty() {
             let mut targets = Vec::new();
             for dir in &self.project {
-                let dir = std::fs::canonicalize(dir).with_context(|| format!("cannot find {}", dir.display()))?;
+                let dir =
+                    trae_mem::project::canonical(dir).with_context(|| format!("cannot find {}", dir.display()))?;
                 match sync::shared(&dir, home)? {
                     Some(shared) => targets.push(shared),
                     None => bail!(

@@ -44,7 +44,7 @@ pub const MCP_SERVER: &str = "trae-mem";
 /// This binary's absolute path: clients run hooks without the user's PATH.
 pub fn this_binary() -> Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find the path of this trae-mem binary")?;
-    Ok(exe.canonicalize().unwrap_or(exe))
+    Ok(crate::project::canonical(&exe).unwrap_or(exe))
 }
 
 /// Gemini CLI's hook timeout, in milliseconds (its unit): the hook's own
@@ -320,9 +320,12 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(name)).find(|p| p.is_file())
 }
 
-/// The user's home directory, where personal configs live.
-fn user_home() -> Result<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).context("HOME is not set")
+/// The user's home directory, where personal configs live: `HOME`, or on
+/// Windows `USERPROFILE`.
+pub fn user_home() -> Result<PathBuf> {
+    std::env::home_dir()
+        .filter(|h| !h.as_os_str().is_empty())
+        .context("cannot find your home directory: HOME (USERPROFILE on Windows) is not set")
 }
 
 fn apply(client: Client, target: &Target, backups: &Path, action: Action) -> Result<Vec<Change>> {
@@ -431,6 +434,7 @@ fn hook_entry(kind: Kind, client: Client, event: &str, bin: &Path) -> Value {
 }
 
 /// A path as one shell word: quoted when it holds anything a shell reads.
+#[cfg(not(windows))]
 pub fn shell_quote(path: &Path) -> String {
     let text = path.to_string_lossy();
     if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
@@ -440,22 +444,39 @@ pub fn shell_quote(path: &Path) -> String {
     }
 }
 
+/// A path as one word for the shells Windows clients run hooks with: Git
+/// Bash (Claude Code, where it is installed), cmd and PowerShell. Forward
+/// slashes, which all of them and Windows itself take, and no backslash for
+/// Bash to eat; in double quotes when it holds a space or anything else a
+/// shell reads (Bash and cmd read that as one word; PowerShell does not).
+#[cfg(windows)]
+pub fn shell_quote(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) { text } else { format!("\"{text}\"") }
+}
+
 /// The binary of a command that runs `trae-mem hook`: the one install
 /// writes (`<bin> hook --client …`), or one written by hand, by any path
 /// (`trae-mem hook --event SessionStart`, as the README shows). None for
 /// any other command.
 fn command_binary(command: &str) -> Option<String> {
-    let (bin, rest) = match command.strip_prefix('\'') {
-        Some(quoted) => {
+    let (bin, rest) = match (command.strip_prefix('\''), command.strip_prefix('"')) {
+        (Some(quoted), _) => {
             let end = quoted.find("' ")?;
             (quoted[..end].replace(r"'\''", "'"), &quoted[end + 1..])
         }
-        None => {
+        (_, Some(quoted)) => {
+            let end = quoted.find("\" ")?;
+            (quoted[..end].to_owned(), &quoted[end + 1..])
+        }
+        _ => {
             let (bin, _) = command.split_once(' ')?;
             (bin.to_owned(), &command[bin.len()..])
         }
     };
     let arguments = rest.strip_prefix(' ')?;
     let runs_hook = arguments == "hook" || arguments.starts_with("hook ");
-    (runs_hook && Path::new(&bin).file_name()? == "trae-mem").then_some(bin)
+    // `trae-mem`, or on Windows `trae-mem.exe` (any case).
+    let name = Path::new(&bin).file_name()?.to_str()?.to_ascii_lowercase();
+    (runs_hook && (name == "trae-mem" || name == "trae-mem.exe")).then_some(bin)
 }

@@ -42,7 +42,7 @@ pub struct Memory {
 impl Memory {
     pub fn new(loaded: Loaded, store: Store, cwd: &Path) -> Result<Self> {
         let privacy = crate::ingest::privacy(&loaded)?;
-        let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
+        let cwd = crate::project::canonical(cwd).unwrap_or_else(|_| cwd.to_owned());
         let default_project = crate::project::identify(&cwd);
         Ok(Self { loaded, store: Mutex::new(store), privacy, cwd, default_project })
     }
