@@ -9,6 +9,7 @@ environment). Prints one JSON object per step on stdout:
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 from mcp import Client, ClientSession, MCPError, StdioServerParameters
@@ -101,7 +102,11 @@ async def every_tool(server, work):
                    {"session_id": "no-such-session", "content": "lost"})
         await call(client, "end", "trae_mem_end_session", {"session_id": session})
 
-        # Recall.
+        # Recall, once the vectors the hooks and tools started computing in
+        # the background are there (a foreground `trae-mem embed` waits for
+        # a running one), as they are for a user a moment later: otherwise
+        # what search finds by meaning would depend on how fast that was.
+        subprocess.run([sys.argv[1], "embed"], check=True, capture_output=True)
         found = await call(client, "search", "trae_mem_search", {"query": "database locked", "project": work})
         await call(client, "search_private", "trae_mem_search", {"query": "salary"})
         await call(client, "search_vault", "trae_mem_search", {"query": "vault"})
