@@ -94,15 +94,10 @@ impl Wine {
     }
 
     /// Runs the hook as Claude Code on Windows does, in `cwd`.
-    fn hook(&self, home: &Home, cwd: &str, sid: &str, event: &str, extra: Value) -> Run {
-        let mut payload = json!({
-            "session_id": sid,
-            "transcript_path": format!(r"C:\Users\dev\.claude\projects\C--src-app\{sid}.jsonl"),
-            "cwd": cwd,
-            "hook_event_name": event,
-        });
-        payload.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        self.run(home, &["hook"], Some(&serde_json::to_vec(&payload).unwrap()))
+    fn hook(&self, home: &Home, cwd: &str, sid: &str, event: &str, mut extra: Value) -> Run {
+        extra["cwd"] = json!(cwd);
+        extra["transcript_path"] = json!(format!(r"C:\Users\dev\.claude\projects\C--src-app\{sid}.jsonl"));
+        self.run(home, &["hook"], Some(&util::claude_code_payload(sid, event, extra)))
     }
 }
 

@@ -434,25 +434,23 @@ fn hook_entry(kind: Kind, client: Client, event: &str, bin: &Path) -> Value {
 }
 
 /// A path as one shell word: quoted when it holds anything a shell reads.
-#[cfg(not(windows))]
+///
+/// On Windows, clients run hooks with Git Bash (Claude Code, where it is
+/// installed), cmd or PowerShell: the path is written with forward slashes,
+/// which all of them and Windows itself take, leaving no backslash for Bash
+/// to eat, and put in double quotes when it must be quoted (Bash and cmd
+/// read that as one word; PowerShell does not).
 pub fn shell_quote(path: &Path) -> String {
     let text = path.to_string_lossy();
+    #[cfg(windows)]
+    let text: std::borrow::Cow<'_, str> = text.replace('\\', "/").into();
     if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
         text.into_owned()
+    } else if cfg!(windows) {
+        format!("\"{text}\"")
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
-}
-
-/// A path as one word for the shells Windows clients run hooks with: Git
-/// Bash (Claude Code, where it is installed), cmd and PowerShell. Forward
-/// slashes, which all of them and Windows itself take, and no backslash for
-/// Bash to eat; in double quotes when it holds a space or anything else a
-/// shell reads (Bash and cmd read that as one word; PowerShell does not).
-#[cfg(windows)]
-pub fn shell_quote(path: &Path) -> String {
-    let text = path.to_string_lossy().replace('\\', "/");
-    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) { text } else { format!("\"{text}\"") }
 }
 
 /// The binary of a command that runs `trae-mem hook`: the one install
