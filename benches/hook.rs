@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use run::{percentile, spawn, spawn_in};
 use serde_json::json;
-use trae_mem::config::Summarizer;
+use trae_mem::config::Summarize;
 use trae_mem::plugins::Plugins;
 use trae_mem::store::{DB_FILE, OpenOptions, Records, Store};
 use trae_mem::summarize;
@@ -53,7 +53,8 @@ fn main() -> anyhow::Result<()> {
         .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
     // Every session summarized, as SessionEnd would have: a prompt recalls
     // from the summaries.
-    let builtin = Plugins::new(&[], &Summarizer::Builtin, &home, false);
+    let settings = Summarize::default();
+    let builtin = Plugins::new(&[], &settings, &home, false);
     for session in store.sessions(None, usize::MAX)? {
         summarize::session(&mut store, &builtin, &session.id, session.ended_at.unwrap_or(session.started_at))?;
     }

@@ -5,7 +5,10 @@
 //! - at SessionEnd, the day's slice of retention runs, and a project that
 //!   shares its memory starts a background sync it never waits for;
 //! - after a turn (Stop) and at SessionEnd, a background `trae-mem embed`
-//!   gives the new rows their vectors, for search by meaning.
+//!   gives the new rows their vectors, for search by meaning;
+//! - at SessionEnd and SessionStart, when the summarizer is a language model
+//!   (a plugin granted HTTP endpoints), a background `trae-mem summarize
+//!   --pending` asks it for the sessions queued for it.
 //!
 //! It stands above ingest, forget and sync, so that ingest records and
 //! answers and nothing else. The hook command and MCP's
@@ -50,6 +53,15 @@ pub fn run(ingest: &Ingest<'_>, loaded: &Loaded, accepted: &Accepted, started: I
         && let Err(err) = crate::embed::start_in_background(&loaded.home)
     {
         outcome.warnings.push(Warning::Embed(err));
+    }
+    let settings = &accepted.resolved.settings;
+    let plugins = crate::plugins::Plugins::new(&settings.plugins, &settings.summarize, &loaded.home, false);
+    let model = plugins.summarizer().is_some_and(|p| p.uses_network());
+    if model
+        && matches!(accepted.event.kind, EventKind::SessionEnd | EventKind::SessionStart)
+        && let Err(err) = crate::summarize::queue::start_in_background(&loaded.home)
+    {
+        outcome.warnings.push(Warning::Summarize(err));
     }
     let spool = Spool::new(&loaded.home);
     if spool.has_pending()

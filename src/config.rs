@@ -41,13 +41,36 @@ pub struct Config {
     pub plugins: Vec<PluginDecl>,
 }
 
-/// Which summarizer runs at SessionEnd.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+/// Which summarizer runs at SessionEnd, and what a language model may cost.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Summarize {
     /// "builtin", or the name of a plugin whose role is "summarizer".
     /// Default: "builtin".
     pub summarizer: Summarizer,
+    /// The most tokens a summarizer plugin granted HTTP endpoints (a
+    /// language model) may spend in a day, UTC, as its server counts them;
+    /// past it, sessions keep their built-in summaries. Default: 200000.
+    pub max_tokens_per_day: u64,
+    /// The most characters of a session sent to such a plugin: prompts,
+    /// answers, errors and the files touched come first, tool output last.
+    /// Default: 24000.
+    pub max_input_chars: usize,
+    /// How long one session's summary by such a plugin may take, in
+    /// milliseconds (its `limits.timeout_ms` bounds calls on a hook's path).
+    /// Default: 60000.
+    pub timeout_ms: u64,
+}
+
+impl Default for Summarize {
+    fn default() -> Self {
+        Self {
+            summarizer: Summarizer::Builtin,
+            max_tokens_per_day: 200_000,
+            max_input_chars: 24_000,
+            timeout_ms: 60_000,
+        }
+    }
 }
 
 /// Who writes the summaries: written in the config (and in the spool) as
@@ -206,6 +229,34 @@ impl Default for Limits {
 pub struct Grants {
     /// Host directories the plugin may read, at the same path inside it.
     pub read_only_paths: Vec<PathBuf>,
+    /// HTTP endpoints a summarizer may call. Default: none.
+    pub http: Vec<HttpGrant>,
+}
+
+/// One HTTP endpoint a plugin may call: requests whose scheme, host and
+/// port are the URL's, and whose path starts with its path.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpGrant {
+    /// `https://api.anthropic.com/v1/messages`, `http://localhost:11434/v1/`.
+    pub url: String,
+    /// A header the host adds to each request, with the value of `env`: so
+    /// the plugin never sees the key. Only from your own `trae-mem.toml` in
+    /// the home, never a project's.
+    pub header: Option<String>,
+    /// The environment variable that holds the header's value.
+    pub env: Option<String>,
+    /// A prefix for the value, such as "Bearer " for `authorization`.
+    #[serde(default)]
+    pub prefix: String,
+}
+
+impl PluginDecl {
+    /// Whether the plugin may reach the network: then it never runs on a
+    /// hook's path.
+    pub fn uses_network(&self) -> bool {
+        !self.grants.http.is_empty()
+    }
 }
 
 impl PluginDecl {
@@ -571,6 +622,9 @@ pub fn layers(project_dir: &Path, home_override: Option<&Path>) -> Result<Layers
         false => None,
     };
     let project = project_file.zip(project_table).filter(|(file, _)| *file != global_file);
+    if let Some((file, table)) = &project {
+        check_no_keys(table, file)?;
+    }
     Ok(Layers { home, home_from, global, project })
 }
 
@@ -720,11 +774,52 @@ fn check(config: &Config) -> Result<()> {
         {
             bail!("plugin {:?}: `sha256` must be 64 hex digits, not {pin:?}", plugin.name);
         }
+        for grant in &plugin.grants.http {
+            check_http_grant(grant)
+                .with_context(|| format!("plugin {:?}: grants.http {:?}", plugin.name, grant.url))?;
+        }
+        if plugin.uses_network() && plugin.role != Role::Summarizer {
+            bail!("plugin {:?}: only a summarizer may be granted `http`: it runs off the hooks' path", plugin.name);
+        }
         let limits = &plugin.limits;
         if limits.timeout_ms == 0 || limits.memory_mb == 0 || limits.max_observations == 0 {
             bail!(
                 "plugin {:?}: limits.timeout_ms, limits.memory_mb and limits.max_observations must be above 0",
                 plugin.name
+            );
+        }
+    }
+    Ok(())
+}
+
+fn check_http_grant(grant: &HttpGrant) -> Result<()> {
+    let uri: http::Uri = grant.url.parse().context("not a URL")?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+        bail!("the URL must start with http:// or https:// and name a host");
+    }
+    match (&grant.header, &grant.env) {
+        (Some(header), Some(_)) => {
+            http::HeaderName::from_bytes(header.as_bytes()).with_context(|| format!("{header:?} is no header name"))?;
+        }
+        (None, None) => {}
+        _ => bail!("`header` and `env` go together: the host sets the header to the variable's value"),
+    }
+    Ok(())
+}
+
+/// A project's file may grant endpoints, but never a key from your
+/// environment: a repository you cloned could otherwise send your key
+/// anywhere it likes.
+fn check_no_keys(table: &toml::Table, file: &Path) -> Result<()> {
+    let plugins = table.get("plugins").and_then(toml::Value::as_array).into_iter().flatten();
+    for plugin in plugins {
+        let grants = plugin.get("grants").and_then(|g| g.get("http")).and_then(toml::Value::as_array);
+        if grants.into_iter().flatten().any(|grant| grant.get("env").is_some()) {
+            let name = plugin.get("name").and_then(toml::Value::as_str).unwrap_or("?");
+            bail!(
+                "{}: plugin {name:?} grants a key from your environment (`env`), which only your own \
+                 trae-mem.toml in the trae-mem home may do; declare the plugin there",
+                file.display()
             );
         }
     }

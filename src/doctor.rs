@@ -76,6 +76,7 @@ pub fn checks(cwd: &Path, home_arg: Option<&Path>) -> Vec<Check> {
     checks.push(database(&loaded));
     checks.extend(size(&loaded));
     checks.extend(plugins(&loaded));
+    checks.extend(model_summaries(&loaded));
     checks.extend(clients(cwd));
     checks.extend(spool(&loaded));
     checks
@@ -164,6 +165,69 @@ fn plugins(loaded: &Loaded) -> Vec<Check> {
             }
         })
         .collect()
+}
+
+/// A summarizer that is a language model: its keys are there, and no
+/// session was left to its built-in summaries without a word.
+fn model_summaries(loaded: &Loaded) -> Vec<Check> {
+    let plugins = Plugins::of(&loaded.config, &loaded.home, false);
+    let Some(model) = plugins.summarizer().filter(|p| p.uses_network()) else { return Vec::new() };
+    let mut checks = Vec::new();
+    for grant in &model.grants.http {
+        if let Some(env) = grant.env.as_deref().filter(|env| std::env::var_os(env).is_none_or(|v| v.is_empty())) {
+            checks.push(Check::warning(
+                "model summaries",
+                format!("{env} is not set here, so requests to {} go without their key", grant.url),
+                format!("set {env} in the environment the agent runs hooks in"),
+            ));
+        }
+    }
+    let path = loaded.home.join(DB_FILE);
+    let day = crate::summarize::queue::utc_day(crate::store::now_ms());
+    let counts = match (path.exists(), day) {
+        (true, Ok(day)) => Store::open(&path, &OpenOptions::default()).and_then(|store| store.queue_counts(&day)),
+        _ => return checks,
+    };
+    let Ok(counts) = counts else { return checks };
+    let sessions = |n: u64| if n == 1 { "1 session".to_owned() } else { format!("{n} sessions") };
+    let last = counts
+        .last_error
+        .as_deref()
+        .map(|e| format!("; last error: {}", crate::text::clip(e, 300)))
+        .unwrap_or_default();
+    if counts.given_up > 0 {
+        checks.push(Check::warning(
+            "model summaries",
+            format!(
+                "{} given up after {} failed tries; their built-in summaries stand{last}",
+                sessions(counts.given_up),
+                crate::summarize::queue::MAX_TRIES
+            ),
+            "fix the cause (the server, its URL, the key), then `trae-mem summarize SESSION` queues a session again",
+        ));
+    }
+    if counts.over_budget > 0 {
+        checks.push(Check::warning(
+            "model summaries",
+            format!(
+                "{} wait for tomorrow: today's {} of [summarize] max_tokens_per_day = {} are spent; their built-in summaries stand",
+                sessions(counts.over_budget),
+                counts.tokens_today,
+                loaded.config.summarize.max_tokens_per_day
+            ),
+            "raise [summarize] max_tokens_per_day in trae-mem.toml, or let them wait",
+        ));
+    }
+    if checks.is_empty() {
+        checks.push(Check::ok(
+            "model summaries",
+            format!(
+                "{} by {}, {} waiting; {} tokens today{last}",
+                counts.done, model.name, counts.pending, counts.tokens_today
+            ),
+        ));
+    }
+    checks
 }
 
 /// Which clients run trae-mem, here (the current project) and globally,

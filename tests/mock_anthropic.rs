@@ -4,7 +4,7 @@
 //! request asks for a stream), and anything else (Claude Code's reachability
 //! probe) gets an empty 200. It records each request's body.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
@@ -39,36 +39,57 @@ impl MockAnthropic {
     }
 }
 
+/// One HTTP/1.1 request as a mock server reads it.
+pub struct Request {
+    /// `POST /v1/messages HTTP/1.1`.
+    pub line: String,
+    /// Names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// Reads the next request on a connection; `None` once the client closes it.
+pub fn read_request(reader: &mut impl BufRead) -> Option<Request> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return None;
+    }
+    let mut headers = Vec::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+            return None;
+        }
+        if header.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+    }
+    let length = headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Request { line: line.trim_end().to_owned(), headers, body })
+}
+
+/// Writes a response with a body; false when the client has gone.
+pub fn respond(out: &mut impl Write, status: &str, headers: &[(&str, &str)], body: &[u8]) -> bool {
+    let mut head = format!("HTTP/1.1 {status}\r\ncontent-length: {}\r\n", body.len());
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    out.write_all(head.as_bytes()).and_then(|()| out.write_all(body)).is_ok()
+}
+
 /// Answers requests on one connection until the client closes it.
 fn serve(stream: TcpStream, seen: &Mutex<Vec<serde_json::Value>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
-    loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut length = 0;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            if header.trim().is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let (content_type, reply) = if request_line.starts_with("POST /v1/messages") {
-            let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    while let Some(request) = read_request(&mut reader) {
+        let (content_type, reply) = if request.line.starts_with("POST /v1/messages") {
+            let request: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
             let model = request["model"].as_str().unwrap_or("claude").to_owned();
             let stream = request["stream"] == true;
             seen.lock().unwrap().push(request);
@@ -79,9 +100,7 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<serde_json::Value>>) {
         } else {
             ("text/plain", String::new())
         };
-        let head =
-            format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n", reply.len());
-        if out.write_all(head.as_bytes()).and_then(|()| out.write_all(reply.as_bytes())).is_err() {
+        if !respond(&mut out, "200 OK", &[("content-type", content_type)], reply.as_bytes()) {
             return;
         }
     }

@@ -186,8 +186,11 @@ impl Cmd {
                             started_at: observations.first().map_or(0, |o| o.ts),
                             ended_at: observations.last().map(|o| o.ts),
                         };
-                        let (brief, detailed) = plugins.summarize(plugin, &facts, &observations)?;
-                        output::json(&serde_json::json!({"brief": brief, "detailed": detailed}))
+                        // A model's call gets the time a queued summary gets.
+                        let limit = plugin
+                            .uses_network()
+                            .then(|| std::time::Duration::from_millis(loaded.config.summarize.timeout_ms));
+                        output::json(&plugins.summarize(plugin, &facts, &observations, limit)?)
                     }
                 }
             }

@@ -9,16 +9,19 @@ use super::output::{self, Style, plain, styled};
 use trae_mem::config::Retention;
 use trae_mem::forget::retention;
 use trae_mem::ingest::Spool;
-use trae_mem::store::Stats;
+use trae_mem::store::{QueueCounts, Stats, now_ms};
+use trae_mem::summarize::queue;
 use trae_mem::timefmt;
 
 /// Show what memory holds and how big it is.
 ///
 /// Sizes of the database, its write-ahead log and the full-text index; observations and sessions
-/// by project and kind; the oldest and newest; what waits in the spool; when gc last finished.
+/// by project and kind; the oldest and newest; what waits in the spool; when gc last finished;
+/// the sessions waiting for a language model's summaries, and the tokens spent on them today.
 #[derive(Debug, Args)]
 pub struct Cmd {
-    /// Print JSON: the store's figures, plus spooled, dead_letters, gc_finished_at and retention.
+    /// Print JSON: the store's figures, plus spooled, dead_letters, gc_finished_at, retention and
+    /// model_summaries.
     #[arg(long)]
     json: bool,
 }
@@ -31,6 +34,15 @@ struct Output<'a> {
     dead_letters: usize,
     gc_finished_at: Option<i64>,
     retention: RetentionOutput,
+    model_summaries: ModelSummaries,
+}
+
+/// The queue of sessions waiting for a language model, and its budget.
+#[derive(Serialize)]
+struct ModelSummaries {
+    #[serde(flatten)]
+    queue: QueueCounts,
+    max_tokens_per_day: u64,
 }
 
 #[derive(Serialize)]
@@ -57,6 +69,10 @@ impl Cmd {
             dead_letters: spool.dead_letters()?.len(),
             gc_finished_at: retention::last_finished(&store)?,
             retention: (&loaded.config.retention).into(),
+            model_summaries: ModelSummaries {
+                queue: store.queue_counts(&queue::utc_day(now_ms())?)?,
+                max_tokens_per_day: loaded.config.summarize.max_tokens_per_day,
+            },
         };
         if self.json {
             return output::json(&out);
@@ -87,6 +103,24 @@ impl Cmd {
             stats.vector_model.as_ref().map(|m| format!(", model {m}")).unwrap_or_default()
         );
         println!("  spool: {} waiting, {} dead letters", out.spooled, out.dead_letters);
+        let model = &out.model_summaries;
+        if model.queue != QueueCounts::default() {
+            let budget = match model.queue.over_budget {
+                0 => String::new(),
+                n => format!(" ({n} over [summarize] max_tokens_per_day until tomorrow)"),
+            };
+            println!(
+                "  summaries by a model: {} done, {} waiting{budget}, {} given up; {} of {} tokens spent today",
+                model.queue.done,
+                model.queue.pending,
+                model.queue.given_up,
+                model.queue.tokens_today,
+                model.max_tokens_per_day
+            );
+            if let Some(error) = &model.queue.last_error {
+                println!("  last error: {}", trae_mem::text::clip(error, 300));
+            }
+        }
         let limits = &loaded.config.retention;
         let retention = match (limits.max_age_days, limits.max_db_mb) {
             (None, None) => "off".to_owned(),

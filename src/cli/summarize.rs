@@ -1,38 +1,142 @@
-//! `trae-mem summarize`: summarize a session again.
+//! `trae-mem summarize`: summarize a session again, or run the queue of
+//! sessions waiting for a language model's summaries.
 
-use anyhow::{Result, bail};
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result, bail};
 use clap::Args;
+use indicatif::ProgressBar;
 
-use super::Env;
+use super::{Env, output};
 use trae_mem::store::now_ms;
-use trae_mem::summarize;
+use trae_mem::summarize::{self, queue};
 
-/// Summarize a session again, replacing its summaries.
+/// Summarize a session again, or the sessions waiting for a language model.
 ///
-/// Useful after a summarizer change, or for a session that never ended. Uses the configured
-/// summarizer (`[summarize] summarizer`), as a SessionEnd hook does, falling back on the built-in
-/// one. Prints who wrote them, then the new summaries.
+/// With a session id: summarizes it with the configured summarizer (`[summarize] summarizer`), as
+/// a SessionEnd hook does, falling back on the built-in one, and prints who wrote them, then the
+/// new summaries. A summarizer granted HTTP endpoints (a language model) only queues it.
+///
+/// With `--pending`: asks the model for each queued session that is due, within
+/// `[summarize] max_tokens_per_day`, with progress. Hooks start this in the background after
+/// SessionEnd; `trae-mem stats` shows the queue, the tokens spent today and the last error.
 #[derive(Debug, Args)]
 pub struct Cmd {
     /// The session's id, or the start of it.
-    session: String,
+    #[arg(required_unless_present = "pending", conflicts_with = "pending")]
+    session: Option<String>,
+    /// Run the queue of sessions waiting for a language model's summaries.
+    #[arg(long)]
+    pending: bool,
+    /// With --pending: try sessions waiting out a pause after a failure now.
+    #[arg(long, requires = "pending")]
+    now: bool,
+    /// With --pending: print JSON, one object per session, then the queue.
+    #[arg(long, requires = "pending")]
+    json: bool,
+    /// Run as the hooks' background worker: quietly, and not beside another.
+    #[arg(long, hide = true, requires = "pending")]
+    background: bool,
 }
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
+        match &self.session {
+            Some(session) => again(env, session),
+            None => self.pending(env),
+        }
+    }
+
+    fn pending(&self, env: &Env) -> Result<()> {
         let (loaded, mut store) = env.open()?;
-        let session = store.session(&self.session)?;
-        let (summaries, summarized) = summarize::again(&mut store, &loaded, &session.id, now_ms())?;
-        if !summarized.written {
-            bail!("session {} has nothing public to summarize", session.id);
+        let path = queue::lock_path(&loaded.home);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        if lock.try_lock().is_err() {
+            if self.background {
+                // The running worker takes what was queued since it began.
+                return Ok(());
+            }
+            eprintln!("waiting for the `trae-mem summarize --pending` that is running in {}", loaded.home.display());
+            lock.lock()?;
         }
-        if let Some(warning) = &summarized.warning {
-            eprintln!("trae-mem: warning: {warning}");
+        if self.now {
+            store.summaries_due_now(now_ms())?;
         }
-        println!("summarized by {}\n", summarized.by);
-        for summary in summaries {
-            println!("{} summary:\n{}\n", summary.level.as_str(), summary.content);
+        let day = queue::utc_day(now_ms())?;
+        let waiting = store.queue_counts(&day)?.pending;
+        let show = !self.background && !self.json && std::io::stderr().is_terminal();
+        let bar = if show { ProgressBar::new(waiting) } else { ProgressBar::hidden() };
+        let quiet = self.background || self.json;
+        let outcomes = queue::run(&mut store, &loaded.home, &mut |outcome| {
+            bar.inc(1);
+            if !quiet {
+                bar.suspend(|| println!("{}", describe(outcome)));
+            }
+        })?;
+        bar.finish_and_clear();
+        let counts = store.queue_counts(&day)?;
+        if self.json {
+            return output::json(&serde_json::json!({"sessions": outcomes, "queue": counts}));
+        }
+        if !self.background {
+            println!(
+                "{} summarized by a model; {} waiting, {} given up; {} tokens spent today",
+                output::count(
+                    outcomes.iter().filter(|o| matches!(o, queue::Outcome::Summarized { .. })).count() as u64,
+                    "session",
+                    "sessions"
+                ),
+                counts.pending,
+                counts.given_up,
+                counts.tokens_today,
+            );
         }
         Ok(())
     }
+}
+
+fn describe(outcome: &queue::Outcome) -> String {
+    let when = |ms: i64| trae_mem::timefmt::local_minute(ms);
+    match outcome {
+        queue::Outcome::Summarized { session_id, by, tokens, learnings } => {
+            format!("{session_id}: summarized by {by} ({tokens} tokens, {learnings} learnings)")
+        }
+        queue::Outcome::Failed { session_id, error, retry_at: Some(at) } => {
+            format!("{session_id}: failed, tried again after {}: {error}", when(*at))
+        }
+        queue::Outcome::Failed { session_id, error, retry_at: None } => {
+            format!(
+                "{session_id}: failed {} times, left alone (its built-in summaries stand): {error}",
+                queue::MAX_TRIES
+            )
+        }
+        queue::Outcome::OverBudget { session_id, until } => {
+            format!("{session_id}: over [summarize] max_tokens_per_day; waits until {}", when(*until))
+        }
+    }
+}
+
+fn again(env: &Env, session: &str) -> Result<()> {
+    let (loaded, mut store) = env.open()?;
+    let session = store.session(session)?;
+    let (summaries, summarized) = summarize::again(&mut store, &loaded, &session.id, now_ms())?;
+    if !summarized.written {
+        bail!("session {} has nothing public to summarize", session.id);
+    }
+    if let Some(warning) = &summarized.warning {
+        eprintln!("trae-mem: warning: {warning}");
+    }
+    println!("summarized by {}\n", summarized.by);
+    for summary in summaries {
+        println!("{} summary:\n{}\n", summary.level.as_str(), summary.content);
+    }
+    if summarized.queued {
+        println!("queued for the model's summaries: run `trae-mem summarize --pending`");
+    }
+    Ok(())
 }

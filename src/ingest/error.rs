@@ -60,6 +60,8 @@ pub enum Warning {
     Sync(anyhow::Error),
     #[error("could not start giving new memories their vectors: {0:#}")]
     Embed(anyhow::Error),
+    #[error("could not start the summaries by a model: {0:#}")]
+    Summarize(anyhow::Error),
     #[error("could not replay the spool: {0:#}")]
     Replay(anyhow::Error),
 }

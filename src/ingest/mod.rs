@@ -276,7 +276,7 @@ impl<'a> Ingest<'a> {
     fn store(&self, accepted: &Accepted, deadline: Instant) -> Result<Stored> {
         let Accepted { id, received_at, event, resolved, .. } = accepted;
         let home = &self.loaded.home;
-        let plugins = Plugins::new(&resolved.settings.plugins, &resolved.settings.summarize.summarizer, home, false);
+        let plugins = Plugins::new(&resolved.settings.plugins, &resolved.settings.summarize, home, false);
         let mut work = plugged::before(&plugins, event, &resolved.settings.capture);
         let mut store = self.open_store(deadline)?;
         let recorded = store.write(|w| {
@@ -295,7 +295,8 @@ impl<'a> Ingest<'a> {
         if event.kind == EventKind::SessionStart && self.loaded.config.context.inject {
             let (current, limit) = (recorded.as_deref(), self.loaded.config.context.sessions);
             let budget = catch_up_budget(self.loaded);
-            if let Err(err) = summarize::catch_up(&mut store, home, &resolved.project, current, limit, budget) {
+            let model = plugins.summarizer().filter(|p| p.uses_network()).map(|p| (p, plugins.settings()));
+            if let Err(err) = summarize::catch_up(&mut store, home, &resolved.project, current, limit, budget, model) {
                 warnings.push(Warning::CatchUp(err));
             }
         }

@@ -10,6 +10,7 @@
 pub mod build;
 pub mod cache;
 mod error;
+mod net;
 mod sandbox;
 mod wit;
 
@@ -44,6 +45,26 @@ pub struct Sample {
     pub dropped: String,
 }
 
+/// What a summarizer plugin wrote of a session.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PluginSummary {
+    pub brief: String,
+    pub detailed: String,
+    /// What the session taught (0.2.0 and later).
+    pub learnings: Vec<Learning>,
+    /// The tokens it says it spent (0.2.0 and later; 0 before).
+    pub tokens_used: u64,
+}
+
+/// Something a session taught, as a summarizer plugin put it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Learning {
+    pub title: String,
+    pub facts: Vec<String>,
+    pub files: Vec<String>,
+    pub concepts: Vec<String>,
+}
+
 /// Facts about the session a summarizer plugin summarizes.
 #[derive(Debug, Clone)]
 pub struct SessionFacts {
@@ -56,22 +77,22 @@ pub struct SessionFacts {
 /// The plugins of one config, in one home.
 pub struct Plugins<'a> {
     decls: &'a [PluginDecl],
-    summarizer: &'a config::Summarizer,
+    summarize: &'a config::Summarize,
     home: &'a Path,
     /// False inside a hook: large uncached plugins are skipped, not compiled.
     may_compile: bool,
 }
 
 impl<'a> Plugins<'a> {
-    /// The plugins `decls`, of which `summarizer` (a plugin, or the
+    /// The plugins `decls`, of which the one `summarize` names (or the
     /// built-in summarizer) writes summaries.
-    pub fn new(decls: &'a [PluginDecl], summarizer: &'a config::Summarizer, home: &'a Path, may_compile: bool) -> Self {
-        Self { decls, summarizer, home, may_compile }
+    pub fn new(decls: &'a [PluginDecl], summarize: &'a config::Summarize, home: &'a Path, may_compile: bool) -> Self {
+        Self { decls, summarize, home, may_compile }
     }
 
     /// The plugins a config declares.
     pub fn of(config: &'a Config, home: &'a Path, may_compile: bool) -> Self {
-        Self::new(&config.plugins, &config.summarize.summarizer, home, may_compile)
+        Self::new(&config.plugins, &config.summarize, home, may_compile)
     }
 
     pub fn all(&self) -> &'a [PluginDecl] {
@@ -96,10 +117,15 @@ impl<'a> Plugins<'a> {
 
     /// The summarizer plugin, when the config names one.
     pub fn summarizer(&self) -> Option<&'a PluginDecl> {
-        match self.summarizer {
+        match &self.summarize.summarizer {
             config::Summarizer::Builtin => None,
             config::Summarizer::Plugin(name) => self.named(name),
         }
+    }
+
+    /// The `[summarize]` settings: the summarizer, and what a model may cost.
+    pub fn settings(&self) -> &'a config::Summarize {
+        self.summarize
     }
 
     /// Where compiled plugins are cached.
@@ -171,25 +197,35 @@ impl<'a> Plugins<'a> {
         Ok(Sample { text: crate::text::clip(&sample.text, budget), dropped: crate::text::clip(&sample.dropped, 300) })
     }
 
-    /// Asks a summarizer plugin for a session's brief and detailed summaries,
-    /// as it wrote them (`summarize` clips them).
+    /// Asks a summarizer plugin for a session's summaries, as it wrote them
+    /// (`summarize` clips them), within `limit` (the plugin's own time limit
+    /// when `None`).
     pub fn summarize(
         &self,
         plugin: &PluginDecl,
         facts: &SessionFacts,
         observations: &[Observation],
-    ) -> Result<(String, String)> {
-        let (brief, detailed) = self.call(plugin, async |store, component, version, linker| {
+        limit: Option<Duration>,
+    ) -> Result<PluginSummary> {
+        let summary = self.call_within(plugin, limit, async |store, component, version, linker| {
             Summarizer::instantiate(version, &mut *store, component, linker)
                 .await?
                 .summarize(&mut *store, facts, observations)
                 .await
         })?;
-        check_size(plugin, brief.len() + detailed.len())?;
-        if brief.trim().is_empty() {
+        let learned: usize = summary
+            .learnings
+            .iter()
+            .map(|l| {
+                l.title.len()
+                    + [&l.facts, &l.files, &l.concepts].iter().flat_map(|v| v.iter()).map(String::len).sum::<usize>()
+            })
+            .sum();
+        check_size(plugin, summary.brief.len() + summary.detailed.len() + learned)?;
+        if summary.brief.trim().is_empty() {
             return Err(failure(plugin, PluginErrorKind::EmptyBrief).into());
         }
-        Ok((brief, detailed))
+        Ok(summary)
     }
 
     fn load(&self, plugin: &PluginDecl) -> Result<(Component, Version, cache::Source)> {
@@ -217,10 +253,25 @@ impl<'a> Plugins<'a> {
             &wasmtime::component::Linker<sandbox::State>,
         ) -> wasmtime::Result<Result<T, String>>,
     ) -> Result<T> {
+        self.call_within(plugin, None, f)
+    }
+
+    /// `call`, within `limit` rather than the plugin's own time limit.
+    fn call_within<T>(
+        &self,
+        plugin: &PluginDecl,
+        limit: Option<Duration>,
+        f: impl AsyncFnOnce(
+            &mut wasmtime::Store<sandbox::State>,
+            &Component,
+            Version,
+            &wasmtime::component::Linker<sandbox::State>,
+        ) -> wasmtime::Result<Result<T, String>>,
+    ) -> Result<T> {
         let (component, version, _) = self.load(plugin)?;
         let runtime = sandbox::runtime()?;
         let mut store = sandbox::store(runtime, plugin)?;
-        let limit = Duration::from_millis(plugin.limits.timeout_ms);
+        let limit = limit.unwrap_or(Duration::from_millis(plugin.limits.timeout_ms));
         let result = block_on(async {
             // Made inside the runtime: a timer needs one to exist.
             tokio::time::timeout(limit, f(&mut store, &component, version, &runtime.linker)).await
@@ -230,6 +281,9 @@ impl<'a> Plugins<'a> {
         for (level, message) in &state.logged {
             log_line(self.home, &plugin.name, level_name(*level), message);
         }
+        for refusal in state.gate.refusals() {
+            log_line(self.home, &plugin.name, "denied", &refusal);
+        }
         for (stream, text) in [("stdout", stdout), ("stderr", stderr)] {
             if !text.trim().is_empty() {
                 log_line(self.home, &plugin.name, stream, &crate::text::clip(text.trim_end(), 4000));
@@ -237,7 +291,7 @@ impl<'a> Plugins<'a> {
         }
         let kind = match result {
             Ok(Ok(Ok(value))) => return Ok(value),
-            Err(_elapsed) => PluginErrorKind::TimedOut { ms: plugin.limits.timeout_ms },
+            Err(_elapsed) => PluginErrorKind::TimedOut { ms: limit.as_millis() as u64 },
             Ok(Ok(Err(message))) => PluginErrorKind::Returned(message),
             Ok(Err(_)) if state.memory_exceeded() => PluginErrorKind::OutOfMemory { mb: plugin.limits.memory_mb },
             Ok(Err(_)) if let Some(stream) = state.flooded() => {
@@ -254,8 +308,9 @@ impl<'a> Plugins<'a> {
 /// nothing behind: a guest's blocked file read, if any, is abandoned rather
 /// than waited for.
 fn block_on<T>(future: impl Future<Output = T>) -> Result<T> {
+    // I/O too: a summarizer may be granted HTTP endpoints.
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
         .context("cannot start the plugin runtime")?;
     let value = runtime.block_on(future);

@@ -1,5 +1,6 @@
 //! What a plugin runs inside: a fresh `Store` per call, holding a WASI
-//! context that grants nothing beyond the plugin's `grants`, captured and
+//! context that grants nothing beyond the plugin's `grants` (read-only
+//! directories, and the HTTP endpoints `net::Gate` admits), captured and
 //! capped stdout and stderr, and a memory limit.
 //!
 //! Calls run asynchronously (see `Plugins::call`), under a timer that ends
@@ -23,8 +24,11 @@ use wasmtime::{Config, Engine, ResourceLimiter, Store};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 use wasmtime_wasi::{FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::net::Gate;
 use super::wit::since_v0_1_0::host;
+use super::wit::since_v0_2_0::host as host_v0_2_0;
 use crate::config::PluginDecl;
 
 /// How often the engine's epoch advances: the granularity of timeouts.
@@ -54,7 +58,10 @@ pub fn runtime() -> Result<&'static Runtime> {
     // Guests built with a standard library import WASI even when they never
     // use it; link it, with a context that grants nothing.
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // HTTP for every plugin that imports it; only granted endpoints answer.
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     host::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)?;
+    host_v0_2_0::add_to_linker::<State, HasSelf<State>>(&mut linker, |state| state)?;
     let ticker = engine.clone();
     std::thread::spawn(move || {
         loop {
@@ -68,6 +75,8 @@ pub fn runtime() -> Result<&'static Runtime> {
 /// One call's state.
 pub struct State {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    pub gate: Gate,
     table: ResourceTable,
     limits: MemoryLimit,
     config_json: String,
@@ -83,6 +92,12 @@ impl WasiView for State {
     }
 }
 
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.gate }
+    }
+}
+
 impl host::Host for State {
     fn log(&mut self, level: host::Level, message: String) {
         // Capped like stdout: a plugin cannot fill the disk through its log.
@@ -93,6 +108,23 @@ impl host::Host for State {
 
     fn config(&mut self) -> String {
         self.config_json.clone()
+    }
+}
+
+/// 0.2.0's `host` is 0.1.0's, under the new package version.
+impl host_v0_2_0::Host for State {
+    fn log(&mut self, level: host_v0_2_0::Level, message: String) {
+        let level = match level {
+            host_v0_2_0::Level::Debug => host::Level::Debug,
+            host_v0_2_0::Level::Info => host::Level::Info,
+            host_v0_2_0::Level::Warn => host::Level::Warn,
+            host_v0_2_0::Level::Error => host::Level::Error,
+        };
+        host::Host::log(self, level, message);
+    }
+
+    fn config(&mut self) -> String {
+        host::Host::config(self)
     }
 }
 
@@ -184,6 +216,8 @@ pub fn store(runtime: &Runtime, plugin: &PluginDecl) -> Result<Store<State>> {
     let config_json = serde_json::to_string(&plugin.config)?;
     let state = State {
         wasi: wasi.build(),
+        http: WasiHttpCtx::new(),
+        gate: Gate::new(&plugin.grants.http),
         table: ResourceTable::new(),
         limits,
         config_json,

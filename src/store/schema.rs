@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_one_memory_per_tool_call.sql"),
     include_str!("migrations/0006_sync.sql"),
     include_str!("migrations/0007_vectors.sql"),
+    include_str!("migrations/0008_summary_queue.sql"),
 ];
 
 /// The version whose migration made summaries searchable: older stores get

@@ -30,7 +30,7 @@ pub struct VectorModel {
 /// every short query, whatever it asks.
 fn gets_a_vector() -> String {
     format!(
-        "r.private = 0 AND r.kind IN ('response', 'note', 'decision', 'error')
+        "r.private = 0 AND r.kind IN ('response', 'note', 'decision', 'error', 'learning')
          AND octet_length(r.content) >= {MIN_BYTES}
          AND NOT (r.kind = 'note' AND (r.tool_name IS NOT NULL
                   OR r.content LIKE '{STOP_NOTE}%' OR r.content LIKE '{SESSION_END_NOTE}%'))"

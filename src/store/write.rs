@@ -56,6 +56,11 @@ impl<'a> Writer<'a> {
         self.conn
     }
 
+    /// The full-text index the rows go to.
+    pub(super) fn index(&self) -> IndexMode {
+        self.index
+    }
+
     /// Records that the event `id` (a UUID) is being stored. Returns false
     /// when it was stored before: the caller then stores nothing.
     pub fn claim_event(&self, id: &str, received_at: i64) -> Result<bool> {

@@ -2,17 +2,22 @@
 //! summarizes (a hook's SessionEnd, `trae-mem summarize`, the MCP tool
 //! `trae_mem_end_session`) calls `session`, which asks the configured
 //! summarizer plugin and falls back on the built-in summarizer (`builtin`).
+//! A summarizer granted HTTP endpoints (a language model) never runs there:
+//! `session` writes the built-in summaries and queues the session, and
+//! `queue::run` asks the model later, off the hooks' path.
 
 pub mod builtin;
+mod for_model;
+pub mod queue;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::config::{Loaded, Summarizer};
-use crate::plugins::{Plugins, SessionFacts};
-use crate::store::{Store, Summary, SummaryLevel, now_ms};
+use crate::config::{Loaded, PluginDecl, Summarizer};
+use crate::plugins::{Learning, Plugins, SessionFacts};
+use crate::store::{LEARNING, Store, Summary, SummaryLevel, Writer, now_ms};
 use crate::text::clip;
 pub use builtin::{BRIEF_CHARS, DETAILED_CHARS, Summaries};
 
@@ -25,6 +30,9 @@ pub struct Summarized {
     pub by: String,
     /// Why the configured plugin did not write them, when it failed.
     pub warning: Option<String>,
+    /// The session waits for a language model's summaries (`queue`); the
+    /// built-in ones stand until then.
+    pub queued: bool,
 }
 
 /// Summarizes a session with the summarizer `plugins` names (or the
@@ -34,32 +42,103 @@ pub fn session(store: &mut Store, plugins: &Plugins<'_>, session_id: &str, at: i
     // The built-in summary doubles as the test of whether anything public
     // happened, and as the fallback.
     let Some(builtin) = builtin::summarize(&observations) else {
-        return Ok(Summarized { written: false, by: Summarizer::Builtin.to_string(), warning: None });
+        return Ok(Summarized { written: false, by: Summarizer::Builtin.to_string(), warning: None, queued: false });
     };
-    let mut summarized = Summarized { written: true, by: Summarizer::Builtin.to_string(), warning: None };
+    let mut summarized =
+        Summarized { written: true, by: Summarizer::Builtin.to_string(), warning: None, queued: false };
     let mut summaries = builtin;
-    if let Some(plugin) = plugins.summarizer() {
-        let session = store.session(session_id)?;
-        let facts = SessionFacts {
-            id: session.id,
-            project: session.project,
-            started_at: session.started_at,
-            ended_at: session.ended_at,
-        };
-        match plugins.summarize(plugin, &facts, &observations) {
-            Ok((brief, detailed)) => {
-                summaries = Summaries { brief: clip(&brief, BRIEF_CHARS), detailed: clip(&detailed, DETAILED_CHARS) };
-                summarized.by = plugin.name.clone();
-            }
-            Err(err) => summarized.warning = Some(format!("{err:#}; the built-in summaries stand")),
+    let mut learnings = None;
+    match plugins.summarizer() {
+        Some(model) if model.uses_network() => {
+            let queued = queue::entry(model, plugins.settings())?;
+            store.write(|w| w.queue_summary(session_id, &queued.0, &queued.1, at))?;
+            summarized.queued = true;
         }
+        Some(plugin) => {
+            let facts = facts(store, session_id)?;
+            match plugins.summarize(plugin, &facts, &observations, None) {
+                Ok(summary) => {
+                    summaries = Summaries {
+                        brief: clip(&summary.brief, BRIEF_CHARS),
+                        detailed: clip(&summary.detailed, DETAILED_CHARS),
+                    };
+                    learnings = Some(summary.learnings);
+                    summarized.by = plugin.name.clone();
+                }
+                Err(err) => summarized.warning = Some(format!("{err:#}; the built-in summaries stand")),
+            }
+        }
+        None => {}
     }
-    store.write(|w| {
-        w.put_summary(session_id, SummaryLevel::Brief, &summaries.brief, at)?;
-        w.put_summary(session_id, SummaryLevel::Detailed, &summaries.detailed, at)
-    })?;
+    store.write(|w| write(w, session_id, &summaries, learnings.as_deref(), at))?;
     Ok(summarized)
 }
+
+/// What a summarizer plugin is told of a session.
+fn facts(store: &Store, session_id: &str) -> Result<SessionFacts> {
+    let session = store.session(session_id)?;
+    Ok(SessionFacts {
+        id: session.id,
+        project: session.project,
+        started_at: session.started_at,
+        ended_at: session.ended_at,
+    })
+}
+
+/// Writes a session's summaries and, when a plugin gave them, its learnings.
+fn write(
+    w: &Writer<'_>,
+    session_id: &str,
+    summaries: &Summaries,
+    learnings: Option<&[Learning]>,
+    at: i64,
+) -> Result<()> {
+    w.put_summary(session_id, SummaryLevel::Brief, &summaries.brief, at)?;
+    w.put_summary(session_id, SummaryLevel::Detailed, &summaries.detailed, at)?;
+    if let Some(learnings) = learnings {
+        let rows: Vec<(String, Vec<String>)> = learnings.iter().filter_map(learning_row).collect();
+        w.replace_learnings(session_id, &rows)?;
+    }
+    Ok(())
+}
+
+/// A learning as an observation of kind `learning`: its title, its facts
+/// as a list, then the files and concepts, which are also its tags.
+fn learning_row(learning: &Learning) -> Option<(String, Vec<String>)> {
+    let title = clip(learning.title.trim(), LEARNING_TITLE_CHARS);
+    if title.is_empty() {
+        return None;
+    }
+    let clean = |items: &[String]| -> Vec<String> {
+        items
+            .iter()
+            .map(|i| clip(i.trim(), LEARNING_ITEM_CHARS))
+            .filter(|i| !i.is_empty())
+            .take(LEARNING_ITEMS)
+            .collect()
+    };
+    let (facts, files, concepts) = (clean(&learning.facts), clean(&learning.files), clean(&learning.concepts));
+    let mut text = title;
+    for fact in &facts {
+        text.push_str("\n- ");
+        text.push_str(fact);
+    }
+    for (label, items) in [("files", &files), ("concepts", &concepts)] {
+        if !items.is_empty() {
+            text.push_str(&format!("\n{label}: {}", items.join(", ")));
+        }
+    }
+    let mut tags = vec![LEARNING.to_owned()];
+    tags.extend(files.iter().map(|f| format!("file:{f}")));
+    tags.extend(concepts.iter().map(|c| format!("concept:{c}")));
+    Some((text, tags))
+}
+
+/// Bounds on a plugin's learnings as stored: a learning is a note, not a
+/// document.
+const LEARNING_TITLE_CHARS: usize = 200;
+const LEARNING_ITEM_CHARS: usize = 400;
+const LEARNING_ITEMS: usize = 20;
 
 /// Summarizes a session again with the summarizer `loaded` configures,
 /// replacing its summaries. Returns them (none when nothing public was
@@ -84,9 +163,11 @@ pub fn catch_up(
     current: Option<&str>,
     limit: usize,
     budget: Duration,
+    model: Option<(&PluginDecl, &crate::config::Summarize)>,
 ) -> Result<usize> {
     let started = Instant::now();
-    let builtin = Plugins::new(&[], &Summarizer::Builtin, home, false);
+    let settings = crate::config::Summarize::default();
+    let builtin = Plugins::new(&[], &settings, home, false);
     let mut summarized = 0;
     for told in store.sessions_to_tell(project, current, limit)? {
         if !told.stale {
@@ -95,7 +176,17 @@ pub fn catch_up(
         if started.elapsed() >= budget {
             break;
         }
-        summarized += usize::from(session(store, &builtin, &told.session.id, now_ms())?.written);
+        let written = session(store, &builtin, &told.session.id, now_ms())?.written;
+        summarized += usize::from(written);
+        // A session quiet this long has ended without saying so: the model
+        // may summarize it now without being asked again at every start.
+        if let Some((model, settings)) = model
+            && written
+            && now_ms() - told.last_active >= queue::IDLE_BEFORE_MODEL_MS
+        {
+            let (plugin, settings) = queue::entry(model, settings)?;
+            store.write(|w| w.queue_summary(&told.session.id, &plugin, &settings, now_ms()))?;
+        }
     }
     Ok(summarized)
 }

@@ -2,7 +2,7 @@
 //! world, as Zed wraps its extension API versions.
 //!
 //! Each version lives in its own module, generated from its frozen folder
-//! under `wit/` (`since_v0_1_0`). `Version::of` reads which one a component
+//! under `wit/` (`since_v0_1_0`, `since_v0_2_0`). `Version::of` reads which one a component
 //! was built against from its import and export names, before anything is
 //! instantiated; the world enums (`Handler`, `Sampler`, `Summarizer`)
 //! instantiate the matching bindings and turn each version's types into the
@@ -11,13 +11,14 @@
 //! message or returns a default there.
 
 pub mod since_v0_1_0;
+pub mod since_v0_2_0;
 
 use anyhow::{Result, bail};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{AsContextMut, Engine};
 
 use super::sandbox::State;
-use super::{PluginObservation, Sample, SessionFacts};
+use super::{Learning, PluginObservation, PluginSummary, Sample, SessionFacts};
 use crate::store::Observation;
 
 /// The package every plugin interface belongs to.
@@ -27,15 +28,18 @@ const PACKAGE: &str = "trae-mem:plugin";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
     V0_1_0,
+    /// Adds HTTP for summarizers, learnings and the tokens spent.
+    V0_2_0,
 }
 
 impl Version {
     /// Every version this host loads, oldest first.
-    pub const ALL: &[Version] = &[Version::V0_1_0];
+    pub const ALL: &[Version] = &[Version::V0_1_0, Version::V0_2_0];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Version::V0_1_0 => since_v0_1_0::VERSION,
+            Version::V0_2_0 => since_v0_2_0::VERSION,
         }
     }
 
@@ -72,6 +76,7 @@ macro_rules! world {
         $(#[$doc])*
         pub enum $name {
             V0_1_0(since_v0_1_0::$module::$bindings),
+            V0_2_0(since_v0_2_0::$module::$bindings),
         }
 
         impl $name {
@@ -81,11 +86,14 @@ macro_rules! world {
                 component: &Component,
                 linker: &Linker<State>,
             ) -> wasmtime::Result<Self> {
-                match version {
-                    Version::V0_1_0 => Ok(Self::V0_1_0(
+                Ok(match version {
+                    Version::V0_1_0 => Self::V0_1_0(
                         since_v0_1_0::$module::$bindings::instantiate_async(store, component, linker).await?,
-                    )),
-                }
+                    ),
+                    Version::V0_2_0 => Self::V0_2_0(
+                        since_v0_2_0::$module::$bindings::instantiate_async(store, component, linker).await?,
+                    ),
+                })
             }
         }
     };
@@ -104,6 +112,76 @@ world!(
     Summarizer = summarizer::Summarizer
 );
 
+/// Each version's records, as the host's own types: the same fields under
+/// another package version.
+macro_rules! convert_records {
+    ($($version:ident),*) => {$(
+        impl From<$version::types::Observation> for PluginObservation {
+            fn from(o: $version::types::Observation) -> Self {
+                PluginObservation { kind: o.kind, content: o.content, tool: o.tool, tags: o.tags }
+            }
+        }
+
+        impl From<$version::types::Sample> for Sample {
+            fn from(s: $version::types::Sample) -> Self {
+                Sample { text: s.text, dropped: s.dropped }
+            }
+        }
+
+        impl From<&SessionFacts> for $version::types::SessionFacts {
+            fn from(facts: &SessionFacts) -> Self {
+                $version::types::SessionFacts {
+                    id: facts.id.clone(),
+                    project: facts.project.clone(),
+                    started_at: facts.started_at,
+                    ended_at: facts.ended_at,
+                }
+            }
+        }
+
+        impl From<&Observation> for $version::types::Recorded {
+            fn from(o: &Observation) -> Self {
+                $version::types::Recorded {
+                    id: o.id,
+                    ts: o.ts,
+                    kind: o.kind.to_string(),
+                    tool: o.tool.clone(),
+                    content: o.content.clone(),
+                    tags: o.tags.clone(),
+                }
+            }
+        }
+    )*};
+}
+
+convert_records!(since_v0_1_0, since_v0_2_0);
+
+impl From<since_v0_1_0::types::Summary> for PluginSummary {
+    fn from(s: since_v0_1_0::types::Summary) -> Self {
+        PluginSummary { brief: s.brief, detailed: s.detailed, learnings: Vec::new(), tokens_used: 0 }
+    }
+}
+
+impl From<since_v0_2_0::types::Summary> for PluginSummary {
+    fn from(s: since_v0_2_0::types::Summary) -> Self {
+        let learnings = s
+            .learnings
+            .into_iter()
+            .map(|l| Learning { title: l.title, facts: l.facts, files: l.files, concepts: l.concepts })
+            .collect();
+        PluginSummary { brief: s.brief, detailed: s.detailed, learnings, tokens_used: u64::from(s.tokens_used) }
+    }
+}
+
+fn converted<T: Into<U>, U>(items: Vec<T>) -> Vec<U> {
+    items.into_iter().map(Into::into).collect()
+}
+
+/// A session's public observations, as a version's records.
+fn recorded<'a, R: From<&'a Observation>>(observations: &'a [Observation]) -> Vec<R> {
+    observations.iter().filter(|o| !o.private).map(R::from).collect()
+}
+
 impl Handler {
     pub async fn handle(
         &self,
@@ -111,14 +189,10 @@ impl Handler {
         event: &str,
         payload: &str,
     ) -> wasmtime::Result<Result<Vec<PluginObservation>, String>> {
-        match self {
-            Self::V0_1_0(bindings) => Ok(bindings.call_handle(store, event, payload).await?.map(|observations| {
-                observations
-                    .into_iter()
-                    .map(|o| PluginObservation { kind: o.kind, content: o.content, tool: o.tool, tags: o.tags })
-                    .collect()
-            })),
-        }
+        Ok(match self {
+            Self::V0_1_0(bindings) => bindings.call_handle(store, event, payload).await?.map(converted),
+            Self::V0_2_0(bindings) => bindings.call_handle(store, event, payload).await?.map(converted),
+        })
     }
 }
 
@@ -131,46 +205,30 @@ impl Sampler {
         output: &str,
         budget: u32,
     ) -> wasmtime::Result<Result<Sample, String>> {
-        match self {
-            Self::V0_1_0(bindings) => Ok(bindings
-                .call_sample(store, tool, input, output, budget)
-                .await?
-                .map(|s| Sample { text: s.text, dropped: s.dropped })),
-        }
+        Ok(match self {
+            Self::V0_1_0(bindings) => bindings.call_sample(store, tool, input, output, budget).await?.map(Sample::from),
+            Self::V0_2_0(bindings) => bindings.call_sample(store, tool, input, output, budget).await?.map(Sample::from),
+        })
     }
 }
 
 impl Summarizer {
-    /// The brief and the detailed summary of a session's public observations.
+    /// The summaries of a session's public observations.
     pub async fn summarize(
         &self,
         store: impl AsContextMut<Data = State>,
         facts: &SessionFacts,
         observations: &[Observation],
-    ) -> wasmtime::Result<Result<(String, String), String>> {
-        match self {
+    ) -> wasmtime::Result<Result<PluginSummary, String>> {
+        Ok(match self {
             Self::V0_1_0(bindings) => {
-                use since_v0_1_0::types;
-                let facts = types::SessionFacts {
-                    id: facts.id.clone(),
-                    project: facts.project.clone(),
-                    started_at: facts.started_at,
-                    ended_at: facts.ended_at,
-                };
-                let recorded: Vec<types::Recorded> = observations
-                    .iter()
-                    .filter(|o| !o.private)
-                    .map(|o| types::Recorded {
-                        id: o.id,
-                        ts: o.ts,
-                        kind: o.kind.to_string(),
-                        tool: o.tool.clone(),
-                        content: o.content.clone(),
-                        tags: o.tags.clone(),
-                    })
-                    .collect();
-                Ok(bindings.call_summarize(store, &facts, &recorded).await?.map(|s| (s.brief, s.detailed)))
+                let (facts, recorded) = (facts.into(), recorded(observations));
+                bindings.call_summarize(store, &facts, &recorded).await?.map(PluginSummary::from)
             }
-        }
+            Self::V0_2_0(bindings) => {
+                let (facts, recorded) = (facts.into(), recorded(observations));
+                bindings.call_summarize(store, &facts, &recorded).await?.map(PluginSummary::from)
+            }
+        })
     }
 }
