@@ -8,6 +8,8 @@ use std::process::Command;
 
 use serde_json::json;
 
+use crate::llm_summarizer as llm;
+use crate::mock_model::{self, MockModel};
 use crate::util::{Home, Run, run_command, skip};
 
 /// The code blocks of one section of the guide, in order, as (language, text),
@@ -124,22 +126,29 @@ fn componentize_py() -> Option<PathBuf> {
     found
 }
 
-#[test]
-fn the_python_guide_builds_a_plugin_that_a_hook_runs() {
-    let Some(componentize) = componentize_py() else { return };
-    let home = Home::new();
-    let guide = blocks("A plugin in Python");
-    let app = home.work().join("py-todos");
+/// Builds the Python plugin of the guide's `section` in a folder `name`,
+/// with its `app.py` and its componentize-py command as written; returns the
+/// folder and the section's blocks.
+fn build_python(componentize: &Path, home: &Home, section: &str, name: &str) -> (PathBuf, Vec<(String, String)>) {
+    let guide = blocks(section);
+    let app = home.work().join(name);
     std::fs::create_dir_all(&app).unwrap();
     std::fs::write(app.join("app.py"), block(&guide, "python", 0)).unwrap();
     copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("wit"), &app.join("wit"));
-
     let command_line = block(&guide, "sh", 0);
     let mut words = command_line.split_whitespace();
     assert_eq!(words.next(), Some("componentize-py"), "{command_line}");
     let mut build = clean_command(componentize.to_str().unwrap(), &app);
     build.args(words);
     run_command(build, &["componentize-py"], None).ok();
+    (app, guide)
+}
+
+#[test]
+fn the_python_guide_builds_a_plugin_that_a_hook_runs() {
+    let Some(componentize) = componentize_py() else { return };
+    let home = Home::new();
+    let (app, _) = build_python(&componentize, &home, "A plugin in Python", "py-todos");
 
     // The Rust guide's declaration, with the path the Python section gives.
     let rust_guide = blocks("A plugin in Rust, step by step");
@@ -147,6 +156,34 @@ fn the_python_guide_builds_a_plugin_that_a_hook_runs() {
     assert_eq!(drive(&home, &app, &declaration), todos());
     let log = std::fs::read_to_string(home.home().join("logs/plugins.log")).unwrap();
     assert!(log.contains("todos info: reading a ModelResponse"), "host.log reaches the plugin log\n{log}");
+}
+
+#[test]
+fn the_python_model_summarizer_guide_asks_the_granted_server_with_a_key_it_never_holds() {
+    let Some(componentize) = componentize_py() else { return };
+    let model = MockModel::start(Vec::new());
+    let home = Home::new();
+    let (app, guide) = build_python(&componentize, &home, "A summarizer that asks a model, in Python", "py-summarizer");
+
+    // The guide's declaration, pointed at the mock server instead of Anthropic's.
+    let declaration = block(&guide, "toml", 0)
+        .replace("https://api.anthropic.com", &model.url)
+        .replace("/path/to/summarizer.wasm", &app.join("summarizer.wasm").display().to_string())
+        .replace("ANTHROPIC_API_KEY", llm::KEY_VAR);
+    home.write("home/trae-mem.toml", declaration.as_bytes());
+    home.run(&["plugins", "check"], None).ok();
+    llm::session(&home, "py");
+    llm::end(&home, "py");
+    llm::pending(&home, false);
+    assert_eq!(llm::brief(&home), mock_model::BRIEF);
+    let seen = model.seen();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].header("x-api-key"), Some(llm::KEY), "the host added the key");
+    let log = std::fs::read_to_string(home.home().join("logs/plugins.log")).unwrap();
+    assert!(log.contains("py-summarizer info: summarized"), "{log}");
+    let learnings: i64 =
+        home.db().query_row("SELECT count(*) FROM observations WHERE kind = 'learning'", [], |r| r.get(0)).unwrap();
+    assert_eq!(learnings, 1);
 }
 
 /// Runs `trae-mem hook` in `project` with this payload.

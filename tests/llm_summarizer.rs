@@ -11,13 +11,13 @@ use crate::plugins::wasm;
 use crate::util::{Home, Run, claude_code_payload, copies};
 
 /// The key the host adds to each request; the plugin never holds it.
-const KEY: &str = "sk-mock-4f1c0ffee-key";
-const KEY_VAR: &str = "TRAE_MEM_TEST_MODEL_KEY";
+pub const KEY: &str = "sk-mock-4f1c0ffee-key";
+pub const KEY_VAR: &str = "TRAE_MEM_TEST_MODEL_KEY";
 
 /// The APIs the plugin speaks, each with its endpoint's path, the header
 /// its key goes in, and that header's prefix.
 #[derive(Clone, Copy)]
-enum Api {
+pub enum Api {
     Anthropic,
     OpenAi,
 }
@@ -31,33 +31,37 @@ impl Api {
     }
 }
 
-/// A home whose own `trae-mem.toml` makes `llm` the summarizer, granted
-/// `grant_url` (with its key) and told to call `call_url`; `extra` is more
-/// TOML for `[summarize]`.
+/// A home whose own `trae-mem.toml` makes `llm` the summarizer (see
+/// `model_config`).
 fn model_home(api: Api, grant_url: &str, call_url: &str, extra: &str) -> Home {
     let home = Home::new();
+    home.write("home/trae-mem.toml", model_config(api, grant_url, call_url, extra).as_bytes());
+    home
+}
+
+/// Settings that make `llm` the summarizer, granted `grant_url` (with its
+/// key) and told to call `call_url`; `extra` is more TOML for `[summarize]`.
+pub fn model_config(api: Api, grant_url: &str, call_url: &str, extra: &str) -> String {
     let (name, header, prefix) = match api {
         Api::Anthropic => ("anthropic", "x-api-key", ""),
         Api::OpenAi => ("openai", "authorization", "Bearer "),
     };
-    let config = format!(
+    format!(
         "[summarize]\nsummarizer = \"llm\"\n{extra}\n\n[[plugins]]\nname = \"llm\"\npath = \"{}\"\nrole = \"summarizer\"\n\
          [plugins.grants]\nhttp = [{{ url = \"{grant_url}\", header = \"{header}\", env = \"{KEY_VAR}\", prefix = \"{prefix}\" }}]\n\
          [plugins.config]\napi = \"{name}\"\nurl = \"{call_url}\"\nmodel = \"mock-model\"\n",
         wasm("llm_summarizer").display()
-    );
-    home.write("home/trae-mem.toml", config.as_bytes());
-    home
+    )
 }
 
 /// Runs a hook as Claude Code does, with the key in the environment.
-fn hook(home: &Home, sid: &str, event: &str, extra: Value) -> Run {
+pub fn hook(home: &Home, sid: &str, event: &str, extra: Value) -> Run {
     home.run_env(&["hook"], &[(KEY_VAR, KEY)], Some(&claude_code_payload(sid, event, extra))).ok()
 }
 
 /// A session that fixes a crash, with private text, a secret and a call of
 /// trae-mem's own search tool (whose results must never be sent back).
-fn session(home: &Home, sid: &str) {
+pub fn session(home: &Home, sid: &str) {
     hook(home, sid, "SessionStart", json!({"source": "startup"}));
     let prompt = "The app crashes when trae.toml is missing <private>PRIVATE-MARKER-91</private>; \
                   my token is ghp_abcdefghijklmnopqrstuvwxyz0123456789";
@@ -80,20 +84,20 @@ fn session(home: &Home, sid: &str) {
     hook(home, sid, "Stop", json!({"last_assistant_message": "Fixed: load_config now returns the defaults."}));
 }
 
-fn end(home: &Home, sid: &str) -> Duration {
+pub fn end(home: &Home, sid: &str) -> Duration {
     let started = Instant::now();
     hook(home, sid, "SessionEnd", json!({"reason": "exit"}));
     started.elapsed()
 }
 
 /// Runs the queue in the foreground (after any background run) and returns its JSON.
-fn pending(home: &Home, now: bool) -> Value {
+pub fn pending(home: &Home, now: bool) -> Value {
     let args: &[&str] =
         if now { &["summarize", "--pending", "--now", "--json"] } else { &["summarize", "--pending", "--json"] };
     home.run_env(args, &[(KEY_VAR, KEY)], None).ok().json()
 }
 
-fn brief(home: &Home) -> String {
+pub fn brief(home: &Home) -> String {
     home.db().query_row("SELECT content FROM summaries WHERE level = 'brief'", [], |r| r.get(0)).unwrap()
 }
 

@@ -412,7 +412,7 @@ fn a_plugin_built_for_a_future_interface_version_is_refused_by_name() {
         ),
     );
     let expected = "plugin future: built against trae-mem:plugin@0.9.0, but this trae-mem supports \
-                    trae-mem:plugin@0.1.0; rebuild the plugin against one of those, or upgrade trae-mem";
+                    trae-mem:plugin@0.1.0, @0.2.0; rebuild the plugin against one of those, or upgrade trae-mem";
     let check = home.run(&["plugins", "check"], None).code(1);
     assert!(check.stdout.contains(expected) || check.stderr.contains(expected), "{check}");
     let run = hook(&home, &["--event", "Future"], json!({"session_id": "s", "cwd": "/p", "detail": "kept"})).ok();

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use crate::llm_summarizer as llm;
+use crate::mock_model::{self, MockModel};
 use crate::pg::{Postgres, holds};
 use crate::util::{Home, Run, claude_code_payload, copies, run_command, trigrams_left_in_index};
 
@@ -120,6 +122,31 @@ impl Machine {
             )
             .unwrap()
     }
+}
+
+#[test]
+fn a_models_summaries_and_learnings_travel_like_any_other_row() {
+    let Some(server) = Postgres::start() else { return };
+    let model = MockModel::start(Vec::new());
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "");
+    let desktop = Machine::new(&server, "ana@desktop", "git@github.com:acme/billing.git", "");
+    share_key(&[&laptop, &desktop]);
+    let url = format!("{}/v1/messages", model.url);
+    let config = llm::model_config(llm::Api::Anthropic, &url, &url, "");
+    laptop.home.write("home/trae-mem.toml", format!("[sync]\nauthor = \"ana@laptop\"\n\n{config}").as_bytes());
+    laptop.session("l1", "quokkamodel");
+    // The hooks ran without the key, so the background try was refused
+    // before it left: the foreground run, with the key, is the one request.
+    laptop.home.run_env(&["summarize", "--pending", "--now"], &[(llm::KEY_VAR, llm::KEY)], None).ok();
+    assert_eq!(model.seen().len(), 1);
+    laptop.sync(&[]).ok();
+    desktop.sync(&[]).ok();
+    let db = desktop.home.db();
+    let learned: String =
+        db.query_row("SELECT content FROM observations WHERE kind = 'learning'", [], |r| r.get(0)).unwrap();
+    assert!(learned.starts_with(mock_model::LEARNING_TITLE), "{learned}");
+    let brief: String = db.query_row("SELECT content FROM summaries WHERE level = 'brief'", [], |r| r.get(0)).unwrap();
+    assert_eq!(brief, mock_model::BRIEF, "the model's summary, not a rebuilt one");
 }
 
 /// Gives every machine after the first the first one's new team key.

@@ -162,7 +162,7 @@ impl<'a> Plugins<'a> {
 
     /// Asks an event handler for the observations of one event.
     pub fn handle(&self, plugin: &PluginDecl, event: &str, payload: &str) -> Result<Vec<PluginObservation>> {
-        let observations = self.call(plugin, async |store, component, version, linker| {
+        let observations = self.call(plugin, None, async |store, component, version, linker| {
             Handler::instantiate(version, &mut *store, component, linker)
                 .await?
                 .handle(&mut *store, event, payload)
@@ -186,7 +186,7 @@ impl<'a> Plugins<'a> {
     /// Asks a sampler to shrink a tool's output to `budget` characters.
     pub fn sample(&self, plugin: &PluginDecl, tool: &str, input: &str, output: &str, budget: usize) -> Result<Sample> {
         let budget32 = u32::try_from(budget).unwrap_or(u32::MAX);
-        let sample = self.call(plugin, async |store, component, version, linker| {
+        let sample = self.call(plugin, None, async |store, component, version, linker| {
             Sampler::instantiate(version, &mut *store, component, linker)
                 .await?
                 .sample(&mut *store, tool, input, output, budget32)
@@ -207,7 +207,7 @@ impl<'a> Plugins<'a> {
         observations: &[Observation],
         limit: Option<Duration>,
     ) -> Result<PluginSummary> {
-        let summary = self.call_within(plugin, limit, async |store, component, version, linker| {
+        let summary = self.call(plugin, limit, async |store, component, version, linker| {
             Summarizer::instantiate(version, &mut *store, component, linker)
                 .await?
                 .summarize(&mut *store, facts, observations)
@@ -238,26 +238,13 @@ impl<'a> Plugins<'a> {
         Ok((component, version, source))
     }
 
-    /// Runs one call in a fresh sandbox, under a timer that ends it at the
-    /// plugin's time limit wherever the guest is (running, or waiting in a
-    /// WASI call), and turns every way it can fail (a trap, the time limit,
-    /// the memory limit, too much output, the plugin's own error) into an
-    /// error that names the plugin; logs what it printed.
+    /// Runs one call in a fresh sandbox, under a timer that ends it at
+    /// `limit` (the plugin's own time limit when `None`) wherever the guest
+    /// is (running, or waiting in a WASI call), and turns every way it can
+    /// fail (a trap, the time limit, the memory limit, too much output, the
+    /// plugin's own error) into an error that names the plugin; logs what it
+    /// printed.
     fn call<T>(
-        &self,
-        plugin: &PluginDecl,
-        f: impl AsyncFnOnce(
-            &mut wasmtime::Store<sandbox::State>,
-            &Component,
-            Version,
-            &wasmtime::component::Linker<sandbox::State>,
-        ) -> wasmtime::Result<Result<T, String>>,
-    ) -> Result<T> {
-        self.call_within(plugin, None, f)
-    }
-
-    /// `call`, within `limit` rather than the plugin's own time limit.
-    fn call_within<T>(
         &self,
         plugin: &PluginDecl,
         limit: Option<Duration>,
