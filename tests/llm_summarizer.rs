@@ -171,6 +171,26 @@ fn session_id(home: &Home, external: &str) -> String {
 }
 
 #[test]
+fn forgetting_a_row_takes_the_sessions_learnings_and_asks_no_model_again() {
+    let model = MockModel::start(Vec::new());
+    let url = format!("{}{}", model.url, Api::Anthropic.path());
+    let home = model_home(Api::Anthropic, &url, &url, "");
+    session(&home, "s1");
+    end(&home, "s1");
+    pending(&home, false);
+    assert_eq!(brief(&home), mock_model::BRIEF);
+    let prompt: i64 = home.db().query_row("SELECT id FROM observations WHERE kind = 'user'", [], |r| r.get(0)).unwrap();
+    home.run_env(&["forget", &prompt.to_string(), "--yes"], &[(KEY_VAR, KEY)], None).ok();
+    let learnings: i64 =
+        home.db().query_row("SELECT count(*) FROM observations WHERE kind = 'learning'", [], |r| r.get(0)).unwrap();
+    assert_eq!(learnings, 0, "a learning may quote what was forgotten");
+    assert_ne!(brief(&home), mock_model::BRIEF, "the summaries are written again, by the built-in summarizer");
+    pending(&home, true);
+    assert_eq!(model.seen().len(), 1, "a deletion spends no tokens");
+    assert!(copies(&home.home(), mock_model::LEARNING_TITLE).is_empty(), "no byte of the learning is left");
+}
+
+#[test]
 fn an_openai_compatible_server_gets_the_same_summary_with_a_bearer_key() {
     let model = MockModel::start(Vec::new());
     let url = format!("{}{}", model.url, Api::OpenAi.path());
@@ -335,6 +355,35 @@ fn a_grant_reaches_only_its_own_endpoint() {
     assert!(run.stderr.contains("HttpRequestDenied"), "{run}");
     assert!(other.seen().is_empty());
     assert_eq!(other.scripted(), 0);
+}
+
+#[test]
+fn a_host_name_that_resolves_to_a_private_address_is_refused_unless_the_grant_names_the_address() {
+    // The machine's own name resolves to a loopback address here (`/etc/hosts`).
+    use std::net::ToSocketAddrs;
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_owned();
+    let loopback = (name.as_str(), 80).to_socket_addrs().is_ok_and(|mut a| a.all(|a| a.ip().is_loopback()));
+    if name.is_empty() || name == "localhost" || !loopback {
+        crate::util::skip("the private-address refusal", "this machine's name does not resolve to a loopback address");
+        return;
+    }
+    let model = MockModel::start(Vec::new());
+    let port = model.url.rsplit(':').next().unwrap();
+    let url = format!("http://{name}:{port}/v1/messages");
+    let home = model_home(Api::Anthropic, &url, &url, "");
+    let input = json!([{"id": 1, "session_id": "s", "ts": 1, "kind": "user", "tool": null,
+                        "content": "fix the config loader", "private": false, "tags": []}])
+    .to_string();
+    let run = home.run_env(&["plugins", "run", "llm"], &[(KEY_VAR, KEY)], Some(input.as_bytes()));
+    assert!(run.stderr.contains("DestinationIpProhibited"), "{run}");
+    let log = std::fs::read_to_string(home.home().join("logs/plugins.log")).unwrap();
+    assert!(log.contains(&format!("{name} resolves to the private address 127.")), "{log}");
+    assert!(model.seen().is_empty());
+    // Granted by its address, the same server answers.
+    let url = format!("{}/v1/messages", model.url);
+    let home = model_home(Api::Anthropic, &url, &url, "");
+    let run = home.run_env(&["plugins", "run", "llm"], &[(KEY_VAR, KEY)], Some(input.as_bytes())).ok();
+    assert_eq!(run.json()["brief"], mock_model::BRIEF);
 }
 
 #[test]

@@ -72,12 +72,21 @@ impl Cmd {
         let show = !self.background && !self.json && std::io::stderr().is_terminal();
         let bar = if show { ProgressBar::new(waiting) } else { ProgressBar::hidden() };
         let quiet = self.background || self.json;
-        let outcomes = queue::run(&mut store, &loaded.home, &mut |outcome| {
-            bar.inc(1);
-            if !quiet {
-                bar.suspend(|| println!("{}", describe(outcome)));
+        let mut outcomes = Vec::new();
+        loop {
+            outcomes.extend(queue::run(&mut store, &loaded.home, &mut |outcome| {
+                bar.inc(1);
+                if !quiet {
+                    bar.suspend(|| println!("{}", describe(outcome)));
+                }
+            })?);
+            // A session queued after the last look, whose hook found this
+            // run holding the lock and left it the work, is taken now.
+            lock.unlock()?;
+            if store.due_summaries(now_ms())?.is_empty() || lock.try_lock().is_err() {
+                break;
             }
-        })?;
+        }
         bar.finish_and_clear();
         let counts = store.queue_counts(&day)?;
         if self.json {

@@ -112,6 +112,11 @@ pub fn carry_out(
     }
 
     for session in shrunk {
+        // A model's learnings may quote what was forgotten, like the
+        // summaries: they go, and the summaries are written again.
+        let learnings = store.learnings(&session).map_err(ForgetError::Delete)?;
+        let removed = store.delete_observations(&learnings, true, secure, &mut |_| {}).map_err(ForgetError::Delete)?;
+        report.observations += removed.observations;
         // The summaries may quote what was forgotten: write them again from
         // what remains, or drop them when nothing public does.
         let resummarized = resummarize(store, loaded, &session)
@@ -146,7 +151,7 @@ fn resummarize(store: &mut Store, loaded: &Loaded, session: &str) -> Result<bool
     if store.summaries(session)?.is_empty() {
         return Ok(false);
     }
-    let (_, summarized) = summarize::again(store, loaded, session, now_ms())?;
+    let summarized = summarize::after_removal(store, loaded, session, now_ms())?;
     if !summarized.written {
         store.delete_summaries(session)?;
     }

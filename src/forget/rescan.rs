@@ -53,7 +53,7 @@ pub fn rescan(
     }
     let now = now_ms();
     for session in &touched {
-        summarize::again(store, loaded, session, now)?;
+        summarize::after_removal(store, loaded, session, now)?;
     }
     report.sessions_resummarized = touched.len() as u64;
     let mut after = 0;

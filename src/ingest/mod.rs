@@ -388,7 +388,12 @@ impl<'a> Ingest<'a> {
     pub fn end_session(&self, store: &mut Store, session_id: &str) -> Result<(Vec<Summary>, Summarized)> {
         let now = now_ms();
         store.write(|w| w.end_session(session_id, now).map(drop))?;
-        summarize::again(store, self.loaded, session_id, now)
+        let (summaries, summarized) = summarize::again(store, self.loaded, session_id, now)?;
+        if summarized.queued {
+            // As after a hook's SessionEnd: the model is asked in the background.
+            summarize::queue::start_in_background(&self.loaded.home)?;
+        }
+        Ok((summaries, summarized))
     }
 }
 

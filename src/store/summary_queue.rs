@@ -130,6 +130,14 @@ impl Writer<'_> {
 pub const LEARNING: &str = "learning";
 
 impl Store {
+    /// The ids of a session's learnings.
+    pub fn learnings(&self, session_id: &str) -> Result<Vec<i64>> {
+        let mut statement =
+            self.conn().prepare_cached("SELECT id FROM observations WHERE session_id = ?1 AND kind = 'learning'")?;
+        let ids = statement.query_map(params![session_id], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The pending sessions due by `now`, oldest first.
     pub fn due_summaries(&self, now: i64) -> Result<Vec<Queued>> {
         let mut statement = self.conn().prepare_cached(

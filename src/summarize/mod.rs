@@ -150,6 +150,21 @@ pub fn again(store: &mut Store, loaded: &Loaded, session_id: &str, at: i64) -> R
     Ok((summaries, summarized))
 }
 
+/// Summarizes a session again after rows of it were forgotten or redacted,
+/// with the configured summarizer, except that a language model is not
+/// asked: the built-in summarizer writes them at once, with no tokens spent
+/// on a deletion and no model writing again what was just removed
+/// (`trae-mem summarize SESSION` asks it again).
+pub fn after_removal(store: &mut Store, loaded: &Loaded, session_id: &str, at: i64) -> Result<Summarized> {
+    let configured = Plugins::of(&loaded.config, &loaded.home, true);
+    let builtin_settings = crate::config::Summarize::default();
+    let plugins = match configured.summarizer() {
+        Some(model) if model.uses_network() => Plugins::new(&[], &builtin_settings, &loaded.home, true),
+        _ => configured,
+    };
+    session(store, &plugins, session_id, at)
+}
+
 /// Brings up to date the summaries of the project's latest sessions (up to
 /// `limit`, leaving out `current`) that have none or went on after theirs:
 /// sessions that never sent SessionEnd, or were resumed. Uses the built-in
