@@ -243,3 +243,86 @@ fn install_writes_hooks_a_windows_shell_runs_and_uninstall_takes_them_out() {
     wine.run(&home, &["uninstall", "claude-code", "--project", &project], None).ok();
     assert!(!settings.exists(), "uninstall removes the file install made");
 }
+
+#[test]
+fn cursor_codex_and_gemini_installs_write_commands_windows_runs_and_uninstall_takes_them_out() {
+    let Some(wine) = wine("windows: install for each client") else { return };
+    for (client, hooks_file) in
+        [("cursor", ".cursor/hooks.json"), ("codex", ".codex/hooks.json"), ("gemini", ".gemini/settings.json")]
+    {
+        let home = Home::new();
+        let project = windows_path(&home.work());
+        wine.run(&home, &["install", client, "--project", &project], None).ok();
+        let written: Value = serde_json::from_slice(&std::fs::read(home.work().join(hooks_file)).unwrap()).unwrap();
+        let mut commands = Vec::new();
+        collect_commands(&written, &mut commands);
+        assert!(!commands.is_empty(), "{client}: {written:#}");
+        for command in &commands {
+            assert!(command.contains(&format!("/bin/trae-mem.exe hook --client {client}")), "{client}: {command}");
+            assert!(!command.contains('\\'), "{client}: {command}");
+        }
+        wine.run(&home, &["uninstall", client, "--project", &project], None).ok();
+        assert!(!home.work().join(hooks_file).exists(), "{client}: uninstall removes the file install made");
+    }
+}
+
+/// Every hook's `command` string in a client's config: run by a shell,
+/// unlike an MCP server's, which the client starts itself (Gemini keeps
+/// both in one file).
+fn collect_commands(value: &Value, into: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("mcpServers", _) => {}
+                    ("command", Value::String(command)) => into.push(command.clone()),
+                    _ => collect_commands(value, into),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_commands(v, into)),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_database_another_windows_process_holds_costs_the_hook_a_short_wait_then_is_stored_later() {
+    let Some(wine) = wine("windows: a locked database") else { return };
+    let Some(locker) = std::env::var_os("TRAE_MEM_TEST_WINDOWS_LOCKER").map(PathBuf::from).filter(|p| p.is_file())
+    else {
+        util::skip("windows: a locked database", "the locker (TRAE_MEM_TEST_WINDOWS_LOCKER; scripts/test builds it)");
+        return;
+    };
+    let home = Home::new();
+    wine.hook(&home, PROJECT, "l1", "SessionStart", json!({"source": "startup"})).ok();
+    let mut holder = wine.program(&home, locker.as_os_str());
+    holder.arg(windows_path(&home.db_path()));
+    let mut holder = holder
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the locker starts under Wine");
+    let mut said = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(holder.stdout.take().unwrap()), &mut said).unwrap();
+    assert_eq!(said.trim(), "locked");
+
+    let prompt = json!({"prompt": "Why does the nightly import hang on Windows?"});
+    let started = std::time::Instant::now();
+    let spooled = wine.hook(&home, PROJECT, "l1", "UserPromptSubmit", prompt).ok();
+    let waited = started.elapsed();
+    let pending = || std::fs::read_dir(home.home().join("spool/pending")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(pending(), 1, "the event is spooled\n{spooled}");
+    // Wine starts a process in well under a second here; the hook itself
+    // waits [hook] lock_wait_ms (250 ms) before it spools.
+    assert!(waited < std::time::Duration::from_secs(3), "the hook took {waited:?}");
+
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    wine.hook(&home, PROJECT, "l1", "Stop", json!({"last_assistant_message": "It waits for the lock now."})).ok();
+    assert_eq!(pending(), 0, "the next hook stored the spooled event");
+    let stored: i64 = home
+        .db()
+        .query_row("SELECT count(*) FROM observations WHERE content LIKE '%nightly import hang%'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, 1, "stored once");
+}
