@@ -50,7 +50,7 @@ fn main() -> anyhow::Result<()> {
     std::fs::write(
         with.join("trae-mem.toml"),
         format!(
-            "[summarize]\nsummarizer = \"llm\"\n[[plugins]]\nname = \"llm\"\npath = \"{}\"\nrole = \"summarizer\"\n\
+            "[summarize]\nsummarizer = \"llm\"\nmax_tokens_per_day = 1000000000\n[[plugins]]\nname = \"llm\"\npath = \"{}\"\nrole = \"summarizer\"\n\
              [plugins.grants]\nhttp = [{{ url = \"{url}\" }}]\n[plugins.config]\napi = \"anthropic\"\nurl = \"{url}\"\nmodel = \"mock\"\n",
             wasm.display()
         ),
