@@ -98,7 +98,15 @@ fn home(loaded: &Loaded) -> Check {
     let probe = home.join(".doctor-probe");
     let writable = std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe));
     match writable {
-        Ok(()) => Check::ok("home", home.display().to_string()),
+        Ok(()) => match crate::owner_only::is_owner_only(home) {
+            Ok((true, how)) => Check::ok("home", format!("{}, yours alone ({how})", home.display())),
+            Ok((false, _)) => Check::warning(
+                "home",
+                format!("{} can be read by other users of this machine: it holds what your agents saw", home.display()),
+                format!("make it yours alone: {}", owner_only_command(home)),
+            ),
+            Err(err) => Check::ok("home", format!("{} (its permissions could not be read: {err})", home.display())),
+        },
         Err(err) => Check::problem(
             "home",
             format!("{} is not writable: {err}", home.display()),
@@ -126,6 +134,16 @@ fn database(loaded: &Loaded) -> Check {
         }
         Ok(problems) => Check::problem("database", format!("{}: {}", path.display(), problems.join("; ")), moved),
         Err(err) => Check::problem("database", format!("cannot open {}: {err:#}", path.display()), moved),
+    }
+}
+
+/// The command that makes an existing `dir` its owner's alone.
+fn owner_only_command(dir: &Path) -> String {
+    let quoted = crate::install::shell_quote(dir);
+    if cfg!(windows) {
+        format!("icacls {quoted} /inheritance:r /grant:r \"%USERNAME%:(OI)(CI)F\" /T")
+    } else {
+        format!("chmod -R go-rwx {quoted}")
     }
 }
 

@@ -53,6 +53,26 @@ fn a_healthy_home_passes_every_check() {
 }
 
 #[test]
+fn a_home_trae_mem_makes_is_its_owners_alone_and_doctor_says_so() {
+    let home = Home::new();
+    let fresh = home.home().join("fresh");
+    let fresh_str = fresh.display().to_string();
+    let payload = json!({"session_id": "s", "cwd": home.work(), "hook_event_name": "UserPromptSubmit", "prompt": "hi"});
+    home.run_env(&["hook"], &[("TRAE_MEM_HOME", &fresh_str)], Some(payload.to_string().as_bytes())).ok();
+    let run = home.run_env(&["doctor", "--json"], &[("TRAE_MEM_HOME", &fresh_str)], None);
+    let detail = check(&run.json(), "home")["detail"].as_str().unwrap().to_owned();
+    assert!(detail.contains("yours alone (its mode gives the group and others nothing)"), "{run}");
+
+    // A home made by hand, readable by others: a warning with the fix.
+    std::fs::set_permissions(&fresh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = home.run_env(&["doctor", "--json"], &[("TRAE_MEM_HOME", &fresh_str)], None);
+    let out = run.json();
+    let home_check = check(&out, "home");
+    assert!(home_check["detail"].as_str().unwrap().contains("can be read by other users"), "{run}");
+    assert_eq!(home_check["fix"], format!("make it yours alone: chmod -R go-rwx {fresh_str}"), "{run}");
+}
+
+#[test]
 fn a_corrupt_database_fails_with_a_fix() {
     let home = healthy();
     // Keep SQLite's 100-byte header; overwrite every page after it.

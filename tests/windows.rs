@@ -326,3 +326,34 @@ fn a_database_another_windows_process_holds_costs_the_hook_a_short_wait_then_is_
         .unwrap();
     assert_eq!(stored, 1, "stored once");
 }
+
+#[test]
+fn doctor_checks_the_homes_access_list_and_says_how_to_make_it_the_owners_alone() {
+    let Some(wine) = wine("windows: an owner-only home") else { return };
+    let home = Home::new();
+    let doctor_home = |trae_mem_home: &str| {
+        let mut doctor = wine.command(&home, &["doctor", "--json"]);
+        doctor.env("TRAE_MEM_HOME", trae_mem_home);
+        let run = util::run_command(doctor, &["doctor", "--json"], None);
+        let out = run.json();
+        let check = out["checks"].as_array().unwrap().iter().find(|c| c["check"] == "home").cloned();
+        check.unwrap_or_else(|| panic!("no home check\n{run}"))
+    };
+
+    // A home the first hook makes, which trae-mem gives an access list that
+    // allows only its owner. Wine keeps no access list: it derives one from
+    // the folder's Unix mode bits (the group's and everyone's too) and drops
+    // what is set, so only what doctor checked and says can be seen here.
+    let fresh = windows_path(&home.home().join("fresh"));
+    let payload = util::claude_code_payload("o1", "UserPromptSubmit", json!({"cwd": PROJECT, "prompt": "hello"}));
+    let mut hook = wine.command(&home, &["hook"]);
+    hook.env("TRAE_MEM_HOME", &fresh);
+    util::run_command(hook, &["hook"], Some(&payload)).ok();
+    for trae_mem_home in [fresh, windows_path(&home.home())] {
+        let check = doctor_home(&trae_mem_home);
+        let detail = check["detail"].as_str().unwrap();
+        let said = detail.contains("yours alone (its access list allows only you)")
+            || detail.contains("can be read by other users") && check["fix"].as_str().unwrap().contains("icacls");
+        assert!(said, "doctor says what it checked, and how to fix it the Windows way: {check}");
+    }
+}

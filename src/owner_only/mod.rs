@@ -3,10 +3,16 @@
 //! created through this module.
 //!
 //! On unix a new file is created 0600 and a new directory 0700; a umask can
-//! only take bits away, never give the group or others any. On other
-//! platforms both get the platform's default (on Windows, the access list
-//! inherited from the parent folder). Files and directories that already
-//! exist keep their permissions.
+//! only take bits away, never give the group or others any. On Windows a
+//! new directory gets a protected access list that allows only its owner,
+//! inherited by all that is made inside (`windows`): the home is made this
+//! way, so the database, its write-ahead log, the spool and the sync key
+//! are the owner's alone there too. Files and directories that already
+//! exist keep their permissions; `trae-mem doctor` says whether the home is
+//! its owner's alone.
+
+#[cfg(windows)]
+mod windows;
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io;
@@ -18,7 +24,37 @@ pub fn create_dir_all(dir: &Path) -> io::Result<()> {
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    #[cfg(windows)]
+    let new = !dir.exists();
+    builder.create(dir)?;
+    // At its best: a file system without access lists still stores the
+    // event, and doctor says what it found.
+    #[cfg(windows)]
+    if new {
+        let _ = windows::restrict(dir);
+    }
+    Ok(())
+}
+
+/// Whether only the owner may open `path`, and how that was told: on unix
+/// its mode (nothing for the group or others), on Windows its access list
+/// (it allows no one else).
+pub fn is_owner_only(path: &Path) -> io::Result<(bool, &'static str)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode();
+        Ok((mode & 0o077 == 0, "its mode gives the group and others nothing"))
+    }
+    #[cfg(windows)]
+    {
+        Ok((windows::is_owner_only(path)?, "its access list allows only you"))
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = path;
+        Err(io::Error::other("this platform's permissions are not checked"))
+    }
 }
 
 /// Options to open a file for writing that is owner-only if they create it;
