@@ -58,3 +58,26 @@ fn detach(command: &mut std::process::Command) {
     const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
     command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
 }
+
+/// Waits for the lock on `file` (a background run's `*.lock`), trying it
+/// every 50 ms: a blocking lock is refused at once with a lock violation
+/// where Windows' locks are emulated (Wine), instead of waiting.
+pub fn wait_for_lock(file: &std::fs::File) -> std::io::Result<()> {
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(std::fs::TryLockError::Error(err)) => return Err(err),
+        }
+    }
+}
+
+/// Opens (making it if need be) the file a background run holds locked.
+pub fn open_lock(path: &Path) -> Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}

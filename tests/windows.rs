@@ -13,6 +13,8 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
+use crate::llm_summarizer as llm;
+use crate::mock_model::{self, MockModel};
 use crate::util::{self, Home, Run};
 
 /// The project folder the recorded sessions work in, as Windows names it;
@@ -356,4 +358,51 @@ fn doctor_checks_the_homes_access_list_and_says_how_to_make_it_the_owners_alone(
             || detail.contains("can be read by other users") && check["fix"].as_str().unwrap().contains("icacls");
         assert!(said, "doctor says what it checked, and how to fix it the Windows way: {check}");
     }
+}
+
+#[test]
+fn plugins_run_on_windows_an_event_handler_in_a_hook_and_a_model_summarizer_off_it() {
+    let Some(wine) = wine("windows: plugins") else { return };
+    let home = Home::new();
+    let model = MockModel::start(Vec::new());
+    let url = format!("{}/v1/messages", model.url);
+    let wasm = |name: &str| windows_path(&crate::plugins::wasm(name));
+    let config = format!(
+        "[summarize]\nsummarizer = \"llm\"\n\n\
+         [[plugins]]\nname = \"file-changed\"\npath = '{}'\nrole = \"event-handler\"\nevents = [\"FileChanged\"]\n\n\
+         [[plugins]]\nname = \"llm\"\npath = '{}'\nrole = \"summarizer\"\n[plugins.grants]\n\
+         http = [{{ url = \"{url}\", header = \"x-api-key\", env = \"{}\" }}]\n\
+         [plugins.config]\napi = \"anthropic\"\nurl = \"{url}\"\nmodel = \"mock-model\"\n",
+        wasm("file_changed"),
+        wasm("llm_summarizer"),
+        llm::KEY_VAR
+    );
+    home.write("home/trae-mem.toml", config.as_bytes());
+    let run = |args: &[&str], stdin: Option<&[u8]>| {
+        let mut command = wine.command(&home, args);
+        command.env(llm::KEY_VAR, llm::KEY);
+        util::run_command(command, args, stdin).ok()
+    };
+    let hook = |sid: &str, event: &str, mut extra: Value| {
+        extra["cwd"] = json!(PROJECT);
+        run(&["hook", "--event", event], Some(&util::claude_code_payload(sid, event, extra)))
+    };
+
+    hook("p1", "FileChanged", json!({"file_path": r"C:\src\app\main.rs", "event": "change"}));
+    let note: String = home
+        .db()
+        .query_row("SELECT content FROM observations WHERE content LIKE 'file changed%'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(note, r"file changed: change C:\src\app\main.rs");
+
+    hook("p1", "UserPromptSubmit", json!({"prompt": "The app crashes when trae.toml is missing"}));
+    hook("p1", "Stop", json!({"last_assistant_message": "Fixed: load_config now returns the defaults."}));
+    hook("p1", "SessionEnd", json!({"reason": "exit"}));
+    run(&["summarize", "--pending"], None);
+    let brief: String =
+        home.db().query_row("SELECT content FROM summaries WHERE level = 'brief'", [], |r| r.get(0)).unwrap();
+    assert_eq!(brief, mock_model::BRIEF);
+    let seen = model.seen();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].header("x-api-key"), Some(llm::KEY));
 }

@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use indicatif::ProgressBar;
 use serde_json::json;
@@ -32,19 +32,19 @@ impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (loaded, mut store) = env.open_existing()?;
         std::fs::create_dir_all(&loaded.home)?;
-        let lock = open_lock(&embed::lock_path(&loaded.home))?;
+        let lock = trae_mem::background::open_lock(&embed::lock_path(&loaded.home))?;
         if lock.try_lock().is_err() {
             if self.background {
                 // One run waits behind the running one, for the rows that one
                 // will not see; a third would find nothing left to do.
-                let queue = open_lock(&embed::queue_path(&loaded.home))?;
+                let queue = trae_mem::background::open_lock(&embed::queue_path(&loaded.home))?;
                 if queue.try_lock().is_err() {
                     return Ok(());
                 }
-                lock.lock()?;
+                trae_mem::background::wait_for_lock(&lock)?;
             } else {
                 eprintln!("waiting for the `trae-mem embed` that is running in {}", loaded.home.display());
-                lock.lock()?;
+                trae_mem::background::wait_for_lock(&lock)?;
             }
         }
         let (embedder, model) = embed::configured(loaded.config.search.model.as_deref())?;
@@ -67,13 +67,4 @@ impl Cmd {
         }
         Ok(())
     }
-}
-
-fn open_lock(path: &std::path::Path) -> Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))
 }

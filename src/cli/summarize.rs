@@ -8,6 +8,7 @@ use clap::Args;
 use indicatif::ProgressBar;
 
 use super::{Env, output};
+use trae_mem::background;
 use trae_mem::store::now_ms;
 use trae_mem::summarize::{self, queue};
 
@@ -50,19 +51,14 @@ impl Cmd {
     fn pending(&self, env: &Env) -> Result<()> {
         let (loaded, mut store) = env.open()?;
         let path = queue::lock_path(&loaded.home);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let mut lock = background::open_lock(&path)?;
         if lock.try_lock().is_err() {
             if self.background {
                 // The running worker takes what was queued since it began.
                 return Ok(());
             }
             eprintln!("waiting for the `trae-mem summarize --pending` that is running in {}", loaded.home.display());
-            lock.lock()?;
+            background::wait_for_lock(&lock).with_context(|| format!("cannot lock {}", path.display()))?;
         }
         if self.now {
             store.summaries_due_now(now_ms())?;
@@ -81,9 +77,15 @@ impl Cmd {
                 }
             })?);
             // A session queued after the last look, whose hook found this
-            // run holding the lock and left it the work, is taken now.
-            lock.unlock()?;
-            if store.due_summaries(now_ms())?.is_empty() || lock.try_lock().is_err() {
+            // run holding the lock and left it the work, is taken now. The
+            // lock is let go by closing the file: an explicit unlock fails
+            // where Windows' locks are emulated (Wine).
+            drop(lock);
+            if store.due_summaries(now_ms())?.is_empty() {
+                break;
+            }
+            lock = background::open_lock(&path)?;
+            if lock.try_lock().is_err() {
                 break;
             }
         }
