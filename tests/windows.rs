@@ -406,3 +406,36 @@ fn plugins_run_on_windows_an_event_handler_in_a_hook_and_a_model_summarizer_off_
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].header("x-api-key"), Some(llm::KEY));
 }
+
+#[test]
+fn serve_open_hands_the_viewer_to_the_browser_windows_chose() {
+    let Some(wine) = wine("windows: serve --open") else { return };
+    let home = Home::new();
+    // ShellExecute's "open" on a URL reaches Wine's winebrowser, which hands
+    // it to the Unix xdg-open: a stand-in here writes down what it was given.
+    let browser = home.work().join("browser");
+    let opened = home.work().join("opened");
+    std::fs::create_dir_all(&browser).unwrap();
+    let script = browser.join("xdg-open");
+    std::fs::write(&script, format!("#!/bin/sh\nprintf '%s' \"$1\" > '{}'\n", opened.display())).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", browser.display(), std::env::var("PATH").unwrap_or_default());
+    let mut serve = wine.command(&home, &["serve", "--open", "--port", "0"]);
+    let mut serve = serve
+        .env("PATH", path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve starts under Wine");
+    let mut said = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(serve.stdout.take().unwrap()), &mut said).unwrap();
+    let url = said.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {said}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !opened.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let given = std::fs::read_to_string(&opened).unwrap_or_else(|_| panic!("no browser was started for {url}"));
+    assert_eq!(given, url);
+}

@@ -60,6 +60,7 @@ impl Cmd {
 }
 
 /// Opens `url` in the default browser, or says how to.
+#[cfg(not(windows))]
 fn open_browser(url: &str) {
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
     let opened = std::process::Command::new(opener)
@@ -69,5 +70,31 @@ fn open_browser(url: &str) {
         .spawn();
     if opened.is_err() {
         eprintln!("trae-mem: cannot run {opener}: open {url} in a browser");
+    }
+}
+
+/// Opens `url` in the default browser the Windows way: the shell's "open"
+/// verb, which hands a URL to the browser the user chose (Windows has no
+/// `xdg-open`, and `cmd /c start` would read the `&` of a URL as a command).
+#[cfg(windows)]
+fn open_browser(url: &str) {
+    use windows_sys::Win32::UI::Shell::ShellExecuteW;
+    use windows_sys::Win32::UI::WindowsAndMessaging::SW_SHOWNORMAL;
+    let wide = |text: &str| text.encode_utf16().chain(Some(0)).collect::<Vec<u16>>();
+    let (verb, file) = (wide("open"), wide(url));
+    // SAFETY: NUL-terminated strings that outlive the call, and no window.
+    let result = unsafe {
+        ShellExecuteW(
+            std::ptr::null_mut(),
+            verb.as_ptr(),
+            file.as_ptr(),
+            std::ptr::null(),
+            std::ptr::null(),
+            SW_SHOWNORMAL,
+        )
+    };
+    // Above 32 is success, by ShellExecute's own convention.
+    if result as usize <= 32 {
+        eprintln!("trae-mem: cannot open a browser: open {url} in one");
     }
 }
