@@ -15,6 +15,8 @@
 
 #[path = "support/corpus.rs"]
 mod corpus;
+#[path = "support/floor.rs"]
+mod floor;
 #[path = "support/run.rs"]
 mod run;
 
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use floor::build_floor;
 use run::{percentile, spawn, spawn_in};
 use serde_json::json;
 use trae_mem::config::Summarize;
@@ -66,7 +69,7 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let floor = build_floor(dir.path())?;
+    let floor = build_floor(dir.path(), None, &dir.path().join("floor"))?;
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_trae-mem"));
     // Each tool call has its own id, as a client sends it: with one id for
     // all, every hook after the first would be dropped as a duplicate.
@@ -321,23 +324,6 @@ fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) ->
     store.conn().execute("DELETE FROM observations WHERE id >= 900000000", [])?;
     store.take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&file)?), progress: &mut |_| {} })?;
     Ok(())
-}
-
-/// Compiles the floor: a Rust binary that reads stdin to the end and exits.
-fn build_floor(dir: &Path) -> anyhow::Result<PathBuf> {
-    let source = dir.join("floor.rs");
-    std::fs::write(
-        &source,
-        "use std::io::Read;\nfn main() { let mut b = Vec::new(); std::io::stdin().read_to_end(&mut b).unwrap(); }\n",
-    )?;
-    let out = dir.join("floor");
-    let status = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
-        .args(["-C", "opt-level=3", "-o"])
-        .arg(&out)
-        .arg(&source)
-        .status()?;
-    anyhow::ensure!(status.success(), "rustc could not build the floor binary");
-    Ok(out)
 }
 
 /// The peak resident memory of one hook process. A child shares its

@@ -95,6 +95,18 @@ impl Wine {
         util::run_command(self.command(home, args), args, stdin)
     }
 
+    /// Runs a UserPromptSubmit hook `command`, as a client config holds
+    /// it, in Windows' own shell; returns how many rows hold the prompt.
+    fn prompt_through_cmd(&self, home: &Home, command: &str, prompt: &str) -> i64 {
+        let payload = serde_json::to_vec(&json!({"session_id": "c1", "cwd": PROJECT,
+            "hook_event_name": "UserPromptSubmit", "prompt": prompt}))
+        .unwrap();
+        let mut shell = self.program(home, "cmd".as_ref());
+        shell.args(["/c", command]);
+        util::run_command(shell, &["(cmd /c)", command], Some(&payload)).ok();
+        home.db().query_row("SELECT count(*) FROM observations WHERE content = ?1", [prompt], |r| r.get(0)).unwrap()
+    }
+
     /// Runs the hook as Claude Code on Windows does, in `cwd`.
     fn hook(&self, home: &Home, cwd: &str, sid: &str, event: &str, mut extra: Value) -> Run {
         extra["cwd"] = json!(cwd);
@@ -229,18 +241,8 @@ fn install_writes_hooks_a_windows_shell_runs_and_uninstall_takes_them_out() {
     assert_eq!(std::fs::read(&settings).unwrap(), written, "a second install changes nothing\n{again}");
 
     // The command as written runs in Windows' own shell and stores its event.
-    let payload = serde_json::to_vec(&json!({"session_id": "i1", "cwd": PROJECT,
-        "hook_event_name": "UserPromptSubmit", "prompt": "installed on windows"}))
-    .unwrap();
     let hook = command.replace("SessionStart", "UserPromptSubmit");
-    let mut shell = wine.program(&home, "cmd".as_ref());
-    shell.args(["/c", &hook]);
-    util::run_command(shell, &["(cmd /c)", &hook], Some(&payload)).ok();
-    let stored: i64 = home
-        .db()
-        .query_row("SELECT count(*) FROM observations WHERE content = 'installed on windows'", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(stored, 1);
+    assert_eq!(wine.prompt_through_cmd(&home, &hook, "installed on windows"), 1);
 
     wine.run(&home, &["uninstall", "claude-code", "--project", &project], None).ok();
     assert!(!settings.exists(), "uninstall removes the file install made");
@@ -266,6 +268,51 @@ fn cursor_codex_and_gemini_installs_write_commands_windows_runs_and_uninstall_ta
         wine.run(&home, &["uninstall", client, "--project", &project], None).ok();
         assert!(!home.work().join(hooks_file).exists(), "{client}: uninstall removes the file install made");
     }
+}
+
+#[test]
+fn a_binary_in_a_folder_with_a_space_is_named_so_every_windows_shell_runs_it() {
+    let Some(wine) = wine("windows: a binary in a folder with a space") else { return };
+    let home = Home::new();
+    let folder = home.work().join("Program Files/trae-mem");
+    std::fs::create_dir_all(&folder).unwrap();
+    let exe = folder.join("trae-mem.exe");
+    std::fs::copy(&wine.exe, &exe).unwrap();
+    std::fs::copy(wine.exe.with_file_name("bcryptprimitives.dll"), folder.join("bcryptprimitives.dll")).unwrap();
+    let project = windows_path(&home.work());
+    let spaced = |args: &[&str]| {
+        let mut command = wine.program(&home, exe.as_os_str());
+        command.args(args);
+        util::run_command(command, args, None)
+    };
+
+    spaced(&["install", "claude-code", "--project", &project]).ok();
+    let settings = home.work().join(".claude/settings.local.json");
+    let config: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    let command = config["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap_or_default().to_owned();
+    // No space and no quotes: PowerShell would read a quoted path as a
+    // value and fail on the word after it; Bash and cmd read either.
+    let (binary, _) = command.split_once(" hook ").unwrap_or_else(|| panic!("{command}"));
+    assert!(!binary.contains([' ', '"', '\\']), "{command}");
+    assert!(binary.to_ascii_lowercase().ends_with("/trae-mem.exe"), "{command}");
+
+    let stored = wine.prompt_through_cmd(&home, &command, "installed under a folder with a space");
+    assert_eq!(stored, 1, "the short name runs the binary");
+
+    let doctor = spaced(&["doctor", "--json"]);
+    assert!(!doctor.stdout.contains("does not exist"), "doctor follows the short name\n{doctor}");
+    spaced(&["uninstall", "claude-code", "--project", &project]).ok();
+    assert!(!settings.exists(), "uninstall knows the short name for its own");
+}
+
+#[test]
+fn cline_on_windows_is_refused_with_the_reason_and_nothing_written() {
+    let Some(wine) = wine("windows: cline") else { return };
+    let home = Home::new();
+    let project = windows_path(&home.work());
+    let refused = wine.run(&home, &["install", "cline", "--project", &project], None).code(1);
+    assert!(refused.stderr.contains("PowerShell"), "{refused}");
+    assert!(!home.work().join(".clinerules").exists(), "{refused}");
 }
 
 /// Every hook's `command` string in a client's config: run by a shell,
@@ -438,4 +485,41 @@ fn serve_open_hands_the_viewer_to_the_browser_windows_chose() {
     let _ = serve.wait();
     let given = std::fs::read_to_string(&opened).unwrap_or_else(|_| panic!("no browser was started for {url}"));
     assert_eq!(given, url);
+}
+
+#[test]
+fn a_windows_machine_shares_its_memory_with_a_linux_teammate_through_postgres_over_tls() {
+    let Some(wine) = wine("windows: sync") else { return };
+    let Some(server) = crate::pg::Postgres::start_tls() else { return };
+    // One repository, cloned on each machine, whose config shares its memory.
+    let clone = |home: &Home| {
+        let dir = home.work().join("app");
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        let origin = "[remote \"origin\"]\n\turl = git@github.com:acme/billing.git\n";
+        std::fs::write(dir.join(".git/config"), origin).unwrap();
+        std::fs::write(dir.join("trae-mem.toml"), "[sync]\nshare = true\n").unwrap();
+        dir
+    };
+    let windows = Home::new();
+    windows.write("home/trae-mem.toml", b"[sync]\nauthor = \"ana@windows\"\n");
+    let project = windows_path(&clone(&windows));
+    let prompt = json!({"prompt": "why does the invoice export drop winquokka rows"});
+    wine.hook(&windows, &project, "w1", "UserPromptSubmit", prompt).ok();
+    let key = wine.run(&windows, &["sync", "key", "new"], None).ok().stdout.trim().to_owned();
+
+    let url = server.tls_url();
+    let mut sync = wine.command(&windows, &["sync", "--project", &project, "--json"]);
+    sync.env("TRAE_MEM_SYNC_URL", &url).env("SSL_CERT_FILE", windows_path(&server.ca()));
+    let synced = util::run_command(sync, &["sync", "--project", &project, "--json"], None).ok();
+    assert!(synced.json()[0]["pushed"].as_u64().unwrap_or(0) > 0, "{synced}");
+
+    let linux = Home::new();
+    let linux_project = clone(&linux).display().to_string();
+    linux.run(&["sync", "key", "import"], Some(key.as_bytes())).ok();
+    let ca = server.ca().display().to_string();
+    let env = [("TRAE_MEM_SYNC_URL", url.as_str()), ("SSL_CERT_FILE", ca.as_str())];
+    linux.run_env(&["sync", "--project", &linux_project], &env, None).ok();
+    let found = linux.run(&["search", "winquokka", "--json"], None).ok().json();
+    let hits = found["hits"].as_array().unwrap();
+    assert!(hits.iter().any(|h| h["author"] == "ana@windows"), "{found:#}");
 }

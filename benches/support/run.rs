@@ -13,20 +13,19 @@ pub fn spawn(exe: &Path, args: &[&str], home: &Path, payload: &[u8]) -> anyhow::
 
 /// Like `spawn`, in `cwd` (whose trae-mem.toml, if any, applies).
 pub fn spawn_in(exe: &Path, args: &[&str], home: &Path, payload: &[u8], cwd: &Path) -> anyhow::Result<f64> {
+    let mut command = Command::new(exe);
+    command.args(args).current_dir(cwd).env("TRAE_MEM_HOME", home).env_remove("CLAUDE_PROJECT_DIR");
+    timed(command, payload)
+}
+
+/// Runs `command` with the payload on stdin and waits; returns milliseconds.
+pub fn timed(mut command: Command, payload: &[u8]) -> anyhow::Result<f64> {
     let started = Instant::now();
-    let mut child = Command::new(exe)
-        .args(args)
-        .current_dir(cwd)
-        .env("TRAE_MEM_HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
     child.stdin.take().expect("piped").write_all(payload)?;
     let status = child.wait()?;
     let ms = started.elapsed().as_secs_f64() * 1e3;
-    anyhow::ensure!(status.success(), "{} exited with {status}", exe.display());
+    anyhow::ensure!(status.success(), "{command:?} exited with {status}");
     Ok(ms)
 }
 

@@ -27,6 +27,7 @@ mod codex_trust;
 pub mod file;
 mod git_ignore;
 mod json;
+mod short_path;
 
 use std::path::{Path, PathBuf};
 
@@ -338,6 +339,10 @@ fn apply(client: Client, target: &Target, backups: &Path, action: Action) -> Res
         let mcp_args = target.mcp_args();
         let install = action == Action::Install;
         let change = match file.kind {
+            Kind::ClineScripts if install && cfg!(windows) => bail!(
+                "Cline on Windows runs each hook as a PowerShell script (<Event>.ps1), which trae-mem does not write yet; \
+                 run Cline in WSL, where `trae-mem install cline` works, or use another client's hooks"
+            ),
             Kind::ClineScripts if install => {
                 changes.extend(cline::install(path, bin)?);
                 continue;
@@ -423,7 +428,7 @@ fn team_hooks(client: Client, target: &Target) -> Result<Option<PathBuf>> {
 
 /// One event's hook entry in `kind`'s shape.
 fn hook_entry(kind: Kind, client: Client, event: &str, bin: &Path) -> Value {
-    let command = format!("{} hook --client {client} --event {event}", shell_quote(bin));
+    let command = format!("{} hook --client {client} --event {event}", shell_quote(&short_path::for_commands(bin)));
     match kind {
         Kind::CursorHooks => json!({ "command": command }),
         Kind::GeminiHooks => json!({
@@ -439,12 +444,14 @@ fn hook_entry(kind: Kind, client: Client, event: &str, bin: &Path) -> Value {
 /// installed), cmd or PowerShell: the path is written with forward slashes,
 /// which all of them and Windows itself take, leaving no backslash for Bash
 /// to eat, and put in double quotes when it must be quoted (Bash and cmd
-/// read that as one word; PowerShell does not).
+/// read that as one word; PowerShell does not, hence `short_path`).
 pub fn shell_quote(path: &Path) -> String {
     let text = path.to_string_lossy();
     #[cfg(windows)]
     let text: std::borrow::Cow<'_, str> = text.replace('\\', "/").into();
-    if text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+    // `~` is literal but where it starts a word (Windows' short names hold one).
+    let plain = |(i, c): (usize, char)| c.is_ascii_alphanumeric() || "/._-+:@".contains(c) || (c == '~' && i > 0);
+    if text.chars().enumerate().all(plain) {
         text.into_owned()
     } else if cfg!(windows) {
         format!("\"{text}\"")
