@@ -365,15 +365,55 @@ fn a_database_another_windows_process_holds_costs_the_hook_a_short_wait_then_is_
     // waits [hook] lock_wait_ms (250 ms) before it spools.
     assert!(waited < std::time::Duration::from_secs(3), "the hook took {waited:?}");
 
+    // Told to wait for the lock far past its deadline, the hook waits no
+    // longer than the deadline leaves (a timer, no signal): spooled, exit 0.
+    home.write("home/trae-mem.toml", b"[hook]\nlock_wait_ms = 20000\ndeadline_ms = 700\n");
+    let prompt = json!({"prompt": "Why does the nightly export hang on Windows?"});
+    let started = std::time::Instant::now();
+    let cut = wine.hook(&home, PROJECT, "l1", "UserPromptSubmit", prompt).ok();
+    let waited = started.elapsed();
+    assert!(cut.stderr.contains("spooled"), "{cut}");
+    assert_eq!(pending(), 2, "the event is spooled\n{cut}");
+    assert!(waited < std::time::Duration::from_secs(5), "the hook took {waited:?}");
+
     drop(holder.stdin.take());
     assert!(holder.wait().unwrap().success());
     wine.hook(&home, PROJECT, "l1", "Stop", json!({"last_assistant_message": "It waits for the lock now."})).ok();
-    assert_eq!(pending(), 0, "the next hook stored the spooled event");
-    let stored: i64 = home
-        .db()
-        .query_row("SELECT count(*) FROM observations WHERE content LIKE '%nightly import hang%'", [], |r| r.get(0))
+    assert_eq!(pending(), 0, "the next hook stored the spooled events");
+    for what in ["import", "export"] {
+        let stored: i64 = home
+            .db()
+            .query_row(
+                "SELECT count(*) FROM observations WHERE content LIKE ?1",
+                [format!("%nightly {what} hang%")],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored, 1, "{what}: stored once");
+    }
+}
+
+#[test]
+fn the_default_home_is_dot_trae_mem_in_the_users_profile() {
+    let Some(wine) = wine("windows: the default home") else { return };
+    let home = Home::new();
+    let prompt = "stored in the default home on windows";
+    let payload = util::claude_code_payload("d1", "UserPromptSubmit", json!({"cwd": PROJECT, "prompt": prompt}));
+    let mut hook = wine.command(&home, &["hook"]);
+    hook.env_remove("TRAE_MEM_HOME");
+    util::run_command(hook, &["hook"], Some(&payload)).ok();
+    // Wine's profile for this user is C:\users\<name>, %USERPROFILE%.
+    let profiles = std::fs::read_dir(wine.prefix.join("drive_c/users")).unwrap();
+    let db = profiles
+        .flatten()
+        .map(|profile| profile.path().join(".trae-mem/trae-mem.db"))
+        .find(|db| db.is_file())
+        .expect("a store in %USERPROFILE%\\.trae-mem");
+    let stored: i64 = rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM observations WHERE content = ?1", [prompt], |r| r.get(0))
         .unwrap();
-    assert_eq!(stored, 1, "stored once");
+    assert_eq!(stored, 1);
 }
 
 #[test]
@@ -459,19 +499,22 @@ fn serve_open_hands_the_viewer_to_the_browser_windows_chose() {
     let Some(wine) = wine("windows: serve --open") else { return };
     let home = Home::new();
     // ShellExecute's "open" on a URL reaches Wine's winebrowser, which hands
-    // it to the Unix xdg-open: a stand-in here writes down what it was given.
+    // it to the Unix browser its registry names (xdg-open unless told
+    // otherwise): a stand-in here writes down what it was given.
     let browser = home.work().join("browser");
     let opened = home.work().join("opened");
     std::fs::create_dir_all(&browser).unwrap();
     let script = browser.join("xdg-open");
     std::fs::write(&script, format!("#!/bin/sh\nprintf '%s' \"$1\" > '{}'\n", opened.display())).unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", browser.display(), std::env::var("PATH").unwrap_or_default());
+    let script = script.display().to_string();
+    let mut named = wine.program(&home, "reg".as_ref());
+    named.args(["add", r"HKCU\Software\Wine\WineBrowser", "/v", "Browsers", "/d", &script, "/f"]);
+    util::run_command(named, &["(reg add)"], None).ok();
     let mut serve = wine.command(&home, &["serve", "--open", "--port", "0"]);
     let mut serve = serve
-        .env("PATH", path)
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(home.work().join("stderr")).unwrap())
         .spawn()
         .expect("serve starts under Wine");
     let mut said = String::new();
@@ -483,7 +526,10 @@ fn serve_open_hands_the_viewer_to_the_browser_windows_chose() {
     }
     let _ = serve.kill();
     let _ = serve.wait();
-    let given = std::fs::read_to_string(&opened).unwrap_or_else(|_| panic!("no browser was started for {url}"));
+    let given = std::fs::read_to_string(&opened).unwrap_or_else(|_| {
+        let stderr = std::fs::read_to_string(home.work().join("stderr")).unwrap_or_default();
+        panic!("no browser was started for {url}\n{stderr}")
+    });
     assert_eq!(given, url);
 }
 

@@ -1,5 +1,6 @@
 //! `trae-mem serve`: the web viewer.
 
+use std::io::Write;
 use std::net::IpAddr;
 
 use anyhow::Result;
@@ -43,14 +44,19 @@ impl Cmd {
                     self.listen
                 );
             }
-            println!("trae-mem viewer: {} (Ctrl-C stops it)", listening.url);
+            // Written, not printed: a reader that has gone (`serve | head -1`)
+            // must not end the viewer, and println! would panic.
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "trae-mem viewer: {} (Ctrl-C stops it)", listening.url);
             if empty {
-                println!(
+                let _ = writeln!(
+                    out,
                     "No memory yet in {}. Run `trae-mem install claude-code` in a project (or cursor, codex, gemini, cline, trae), \
                      or `trae-mem demo` to see it work.",
                     home.display()
                 );
             }
+            drop(out);
             if self.open {
                 open_browser(&listening.url);
             }
