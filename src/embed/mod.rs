@@ -22,6 +22,7 @@ mod file;
 pub mod fill;
 mod quant;
 pub mod stored;
+mod table;
 mod tokenize;
 mod worker;
 
@@ -37,6 +38,7 @@ use quant::Kernel;
 use tokenize::Tokenizer;
 
 pub use choice::{configured, load, of_store};
+pub use table::StaticTable;
 pub use worker::{lock_path, queue_path, start_in_background};
 
 /// The built-in model, `models/multilingual-e5-small-q4.e5s`.

@@ -69,6 +69,16 @@ impl Tokenizer {
         self.vocab.eos
     }
 
+    /// How many pieces the vocabulary holds.
+    pub fn pieces(&self) -> usize {
+        self.vocab.pieces
+    }
+
+    /// Piece `id`'s log-probability.
+    pub fn score(&self, bytes: &[u8], id: u32) -> f32 {
+        f32_at(bytes, self.vocab.scores, id as usize)
+    }
+
     /// Whether pieces had to be sorted at load (a file not from `derive.py`).
     #[cfg(test)]
     pub fn sorted_at_load(&self) -> bool {
