@@ -170,7 +170,10 @@ fn score(
         .collect();
         let textbook = textbook.search(&labelled.query, HYBRID_DEPTH)?;
         let hybrid = reciprocal_rank_fusion(&textbook, &dense);
-        let mut lists = vec![found.clone(), textbook.clone(), dense, hybrid];
+        if !found.iter().take(RECALL_AT).any(|id| relevant.contains(id)) {
+            misses.push(format!("  [{}] {}", labelled.category, labelled.query));
+        }
+        let mut lists = vec![found, textbook.clone(), dense, hybrid];
         if let Some(statics) = statics {
             let (near, across) = statics.nearest(&labelled.query, HYBRID_DEPTH);
             let (near_hybrid, across_hybrid) =
@@ -178,9 +181,6 @@ fn score(
             lists.extend([near, near_hybrid, across, across_hybrid]);
         }
         by_category.entry(labelled.category.as_str()).or_default().add(&lists, &relevant, ms);
-        if !found.iter().take(RECALL_AT).any(|id| relevant.contains(id)) {
-            misses.push(format!("  [{}] {}", labelled.category, labelled.query));
-        }
     }
     let systems = SYSTEMS.iter().chain(statics.map_or(&[][..], |_| &STATIC_SYSTEMS[..]));
     let columns: Vec<String> = systems.map(|s| format!("{s:>9}")).collect();
@@ -281,20 +281,14 @@ struct Textbook {
 
 impl Textbook {
     fn new(rows: impl Iterator<Item = (i64, String)>) -> anyhow::Result<Self> {
-        let conn = rusqlite::Connection::open_in_memory()?;
+        let mut conn = rusqlite::Connection::open_in_memory()?;
         conn.execute_batch("CREATE VIRTUAL TABLE rows USING fts5(content, tokenize='porter unicode61')")?;
-        let mut textbook = Textbook { conn };
-        textbook.add(rows)?;
-        Ok(textbook)
-    }
-
-    fn add(&mut self, rows: impl IntoIterator<Item = (i64, String)>) -> anyhow::Result<()> {
-        let tx = self.conn.transaction()?;
+        let tx = conn.transaction()?;
         for (id, text) in rows {
             tx.execute("INSERT INTO rows(rowid, content) VALUES (?1, ?2)", (id, spaced(&text)))?;
         }
         tx.commit()?;
-        Ok(())
+        Ok(Textbook { conn })
     }
 
     fn search(&self, query: &str, limit: usize) -> anyhow::Result<Vec<i64>> {
@@ -375,15 +369,16 @@ impl Statics {
     /// can search what the encoder stored: both are means of its states).
     fn nearest(&self, query: &str, limit: usize) -> (Vec<i64>, Vec<i64>) {
         let query = self.embedder.embed_static(&self.table, query);
-        let by_table = self.rows.iter().map(|(id, v)| Some((v.iter().zip(&query).map(|(a, b)| a * b).sum(), *id)));
-        let by_encoder = self.stored.iter().map(|(id, packed)| Some((embed::stored::similarity(&query, packed)?, *id)));
+        let by_table = self.rows.iter().map(|(id, v)| (v.iter().zip(&query).map(|(a, b)| a * b).sum(), *id));
+        let by_encoder =
+            self.stored.iter().filter_map(|(id, packed)| Some((embed::stored::similarity(&query, packed)?, *id)));
         (first(by_table, limit), first(by_encoder, limit))
     }
 }
 
 /// The ids of the `limit` highest scores.
-fn first(scored: impl Iterator<Item = Option<(f32, i64)>>, limit: usize) -> Vec<i64> {
-    let mut scored: Vec<(f32, i64)> = scored.flatten().collect();
+fn first(scored: impl Iterator<Item = (f32, i64)>, limit: usize) -> Vec<i64> {
+    let mut scored: Vec<(f32, i64)> = scored.collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.into_iter().take(limit).map(|(_, id)| id).collect()
 }

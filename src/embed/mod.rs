@@ -166,10 +166,15 @@ impl Embedder {
         }
         let inv = if weight > 0.0 { (1.0 / weight) as f32 } else { 1.0 };
         sum.iter_mut().for_each(|x| *x *= inv);
-        let inv = 1.0 / sum.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
-        sum.iter_mut().for_each(|x| *x *= inv);
+        unit_length(&mut sum);
         sum
     }
+}
+
+/// Scales `v` to length 1 (a zero vector stays zero).
+fn unit_length(v: &mut [f32]) {
+    let inv = 1.0 / v.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
+    v.iter_mut().for_each(|x| *x *= inv);
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! static route beside the encoder: on the labelled set it finds far less
 //! than the encoder, questions above all, so search does not use it.
 
-use super::Embedder;
+use super::{Embedder, unit_length};
 
 /// Pieces distilled per pass of the encoder.
 const BATCH: usize = 64;
@@ -95,8 +95,7 @@ impl Embedder {
             let (row, weight) = (&table.rows[id * table.dim..(id + 1) * table.dim], table.weights[id]);
             sum.iter_mut().zip(row).for_each(|(s, r)| *s += weight * r);
         }
-        let inv = 1.0 / sum.iter().map(|x| x * x).sum::<f32>().max(1e-12).sqrt();
-        sum.iter_mut().for_each(|x| *x *= inv);
+        unit_length(&mut sum);
         sum
     }
 }
