@@ -339,10 +339,12 @@ pub struct Search {
     /// `TRAE_MEM_INDEX` overrides it. `None` is "auto".
     #[serde(with = "index_choice")]
     pub index: Option<IndexMode>,
-    /// The embedding model search finds meaning with: a model file (the
-    /// format of `models/`), relative to the config file that names it.
-    /// Default: the model compiled into trae-mem. Changing it makes
-    /// `trae-mem embed` compute every vector again.
+    /// The embedding model search finds meaning with: a folder in Hugging
+    /// Face's layout (`config.json`, `model.safetensors`, `tokenizer.json`
+    /// of an XLM-RoBERTa encoder, such as multilingual-e5-base), or a model
+    /// file in the format of `models/`; relative to the config file that
+    /// names it. Default: the model compiled into trae-mem. Changing it
+    /// makes `trae-mem embed` compute every vector again.
     pub model: Option<PathBuf>,
 }
 

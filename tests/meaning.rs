@@ -119,6 +119,39 @@ fn a_model_file_named_in_the_config_is_loaded_and_used() {
     assert_eq!(source_after, source, "the vectors and their model are as they were");
 }
 
+/// The built-in model, written in Hugging Face's layout by `embed
+/// --export-model`, loads through the folder `[search] model` names (as a
+/// model downloaded from its page would) and finds the same answers by
+/// meaning; a folder without a tokenizer is a clear error.
+#[test]
+fn a_model_folder_in_hugging_face_layout_is_loaded_and_used() {
+    let home = seed().home("trigram");
+    let folder = home.home().join("e5-export");
+    let out = home.run(&["embed", "--export-model", &folder.display().to_string(), "--json"], None).ok().json();
+    assert_eq!(out["model"], "multilingual-e5-small-q4/99k-4e8a3c9f", "{out}");
+    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+        assert!(folder.join(file).is_file(), "{file} is written");
+    }
+    // Relative to the config file, as a user writes it.
+    home.write("home/trae-mem.toml", b"[search]\nmodel = \"e5-export\"\n");
+    let report = embed(&home);
+    assert_eq!(report["embedded"], 4, "{report}");
+    assert!(report["model"].as_str().unwrap().starts_with("e5-export/99k-"), "{report}");
+    for query in
+        ["what happens at launch when the user's preferences are gone?", "偏好丢失时程序启动就退出，后来怎么处理的？"]
+    {
+        let out = search(&home, query);
+        assert_eq!(first_hit(&out), (Some(1), "meaning".to_owned()), "{query}: {out}");
+    }
+
+    std::fs::remove_file(folder.join("tokenizer.json")).unwrap();
+    home.write("home/trae-mem.toml", b"[search]\nmodel = \"e5-export\"\n");
+    let run = home.run(&["search", "--", "settings"], None).ok();
+    let run_embed = home.run(&["embed"], None).code(1);
+    assert!(run_embed.stderr.contains("tokenizer.json"), "the error names the file: {run_embed}");
+    assert!(!run.stdout.is_empty(), "search still finds by words: {run}");
+}
+
 /// After a turn (Stop), the hook starts `trae-mem embed` in the background
 /// and returns; the turn's answer soon has its vector.
 #[test]

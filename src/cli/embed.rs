@@ -26,10 +26,18 @@ pub struct Cmd {
     /// Run as the hooks' background worker: quietly, and behind at most one other embed.
     #[arg(long, hide = true)]
     background: bool,
+    /// Write the model in use (the built-in one unless `[search] model` names another) to DIR in
+    /// Hugging Face's layout, `config.json`, `model.safetensors` (f16) and `tokenizer.json`, and
+    /// give no vectors. `[search] model` can name such a folder, and other tools read it.
+    #[arg(long, value_name = "DIR")]
+    export_model: Option<std::path::PathBuf>,
 }
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
+        if let Some(dir) = &self.export_model {
+            return export(env, dir, self.json);
+        }
         let (loaded, mut store) = env.open_existing()?;
         std::fs::create_dir_all(&loaded.home)?;
         let lock = trae_mem::background::open_lock(&embed::lock_path(&loaded.home))?;
@@ -67,4 +75,16 @@ impl Cmd {
         }
         Ok(())
     }
+}
+
+/// `--export-model DIR`.
+fn export(env: &Env, dir: &std::path::Path, json: bool) -> Result<()> {
+    let loaded = env.load_config()?;
+    let (embedder, model) = embed::configured(loaded.config.search.model.as_deref())?;
+    embedder.export(dir)?;
+    if json {
+        return output::json(&json!({"model": model.id, "exported": dir}));
+    }
+    println!("wrote {} to {} (config.json, model.safetensors, tokenizer.json)", model.id, dir.display());
+    Ok(())
 }

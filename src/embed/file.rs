@@ -58,6 +58,7 @@ pub(crate) struct VocabSpans {
     pub pieces: usize,
     pub bos: u32,
     pub eos: u32,
+    pub pad: u32,
     pub unk: u32,
     /// `pieces + 1` little-endian u32 offsets into `blob`.
     pub offsets: Span,
@@ -216,7 +217,7 @@ fn parse_vocab(c: &mut Cursor, rows: usize) -> Result<VocabSpans> {
     ensure!(pieces > 0, "no pieces");
     let bos = c.count("the <s> id", pieces - 1)? as u32;
     let eos = c.count("the </s> id", pieces - 1)? as u32;
-    let _pad = c.count("the <pad> id", pieces - 1)?;
+    let pad = c.count("the <pad> id", pieces - 1)? as u32;
     let unk = c.count("the <unk> id", pieces - 1)? as u32;
     let blob_len = c.u64("the pieces' length")?;
     let offsets = c.span((pieces + 1) * 4, "the piece offsets")?;
@@ -228,7 +229,7 @@ fn parse_vocab(c: &mut Cursor, rows: usize) -> Result<VocabSpans> {
         "the piece offsets run from {first} to {last}, not from 0 to {}",
         blob.len
     );
-    Ok(VocabSpans { pieces, bos, eos, unk, offsets, scores, blob })
+    Ok(VocabSpans { pieces, bos, eos, pad, unk, offsets, scores, blob })
 }
 
 fn parse_norm(c: &mut Cursor) -> Result<(Vec<NormEntry>, Vec<char>)> {

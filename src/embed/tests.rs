@@ -116,3 +116,38 @@ fn from_file_loads_the_same_model() {
     let err = format!("{:#}", Embedder::from_file(&dir.path().join("none.e5s")).err().unwrap());
     assert!(err.contains("reading the model"), "{err}");
 }
+
+/// The built-in model written in Hugging Face's layout loads back through
+/// the folder path `[search] model` takes: the same pieces, and vectors
+/// that differ only by the f16 round trip and quantizing again.
+#[test]
+fn the_builtin_model_loads_back_from_hugging_face_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let builtin = Embedder::builtin();
+    builtin.export(dir.path()).unwrap();
+    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+        assert!(dir.path().join(file).is_file(), "{file} was not written");
+    }
+    let loaded = Embedder::from_file(dir.path()).unwrap();
+    assert_ne!(loaded.id(), builtin.id(), "another file, so another id");
+    assert_eq!(loaded.dim(), 384);
+    let texts = [
+        "how do we handle a missing settings file?",
+        "上次配置文件不存在时程序崩溃是怎么修的？",
+        "ﬁ\tx  🚀 Ⅻ ｶﾞ café\u{0}",
+        "fix(store): `Store::open` retries SQLITE_BUSY in src/store/mod.rs:42",
+    ];
+    for text in texts {
+        assert_eq!(pieces(&loaded, "query: ", text), pieces(builtin, "query: ", text), "{text}");
+        let c = cos(&loaded.embed_query(text), &builtin.embed_query(text));
+        assert!(c > 0.995, "{text}: cosine {c}");
+    }
+    // A config that places the positions past the end of their table is an
+    // error that says so, not a panic.
+    let config = std::fs::read_to_string(dir.path().join("config.json")).unwrap();
+    let config = config.replace("\"pad_token_id\": 1", "\"pad_token_id\": 100");
+    let config = config.replace("\"max_position_embeddings\": 514", "\"max_position_embeddings\": 4096");
+    std::fs::write(dir.path().join("config.json"), config).unwrap();
+    let err = format!("{:#}", Embedder::from_file(dir.path()).err().expect("positions past the table"));
+    assert!(err.contains("positions after the first 101"), "{err}");
+}

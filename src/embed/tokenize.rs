@@ -69,6 +69,14 @@ impl Tokenizer {
         self.vocab.eos
     }
 
+    pub fn pad(&self) -> u32 {
+        self.vocab.pad
+    }
+
+    pub fn unk(&self) -> u32 {
+        self.vocab.unk
+    }
+
     /// How many pieces the vocabulary holds.
     pub fn pieces(&self) -> usize {
         self.vocab.pieces
