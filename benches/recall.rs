@@ -161,7 +161,7 @@ fn score(
         let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
         let dense: Vec<i64> = meaning::nearest_unbounded(
             store,
-            &labelled.query,
+            meaning::QueryVector::begin(store, &labelled.query)?,
             &Filters::default(),
             &[Table::Observations],
             HYBRID_DEPTH,
@@ -395,8 +395,8 @@ impl Statics {
     fn nearest(&self, query: &str, limit: usize) -> (Vec<i64>, Vec<i64>) {
         let query = self.embedder.embed_static(&self.table, query);
         let by_table = self.rows.iter().map(|(id, v)| (v.iter().zip(&query).map(|(a, b)| a * b).sum(), *id));
-        let by_encoder =
-            self.stored.iter().filter_map(|(id, packed)| Some((embed::stored::similarity(&query, packed)?, *id)));
+        let across = embed::stored::Query::new(&query);
+        let by_encoder = self.stored.iter().filter_map(|(id, packed)| Some((across.similarity(packed)?, *id)));
         (first(by_table, limit), first(by_encoder, limit))
     }
 }

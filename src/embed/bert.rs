@@ -6,7 +6,7 @@
 use anyhow::{Result, ensure};
 
 use super::file::{DTYPE_F32, DTYPE_Q4_0, ModelFile, Q4_BLOCK_BYTES, QK, Shape, Span, f32_at, f32s};
-use super::quant::{Kernel, Q8, dequantize_row, matmul, matmul_halves};
+use super::quant::{Kernel, Q8, dequantize_row, matmul, matmul_halves, multiversion};
 
 struct Layer {
     q: Span,
@@ -131,21 +131,21 @@ impl Encoder {
         let mut acts = Q8::default();
         let mut scratch = Vec::new();
         for l in &self.layers {
-            acts.quantize(&x, h);
+            acts.quantize(kernel, &x, h);
             matmul(kernel, l.q.of(bytes), &l.q_bias, &acts, &mut q);
             matmul(kernel, l.k.of(bytes), &l.k_bias, &acts, &mut k);
             matmul(kernel, l.v.of(bytes), &l.v_bias, &acts, &mut v);
             for w in bounds.windows(2) {
                 attention(kernel, &q, &k, &v, &mut ctx, w[0]..w[1], h, heads, &mut scratch);
             }
-            acts.quantize(&ctx, h);
+            acts.quantize(kernel, &ctx, h);
             matmul(kernel, l.ao.of(bytes), &l.ao_bias, &acts, &mut o);
             layer_norm(&mut x, Some(&o), &l.attn_norm, h, self.shape.eps);
 
-            acts.quantize(&x, h);
+            acts.quantize(kernel, &x, h);
             matmul(kernel, l.fi.of(bytes), &l.fi_bias, &acts, &mut mid);
             gelu(kernel, &mut mid);
-            acts.quantize(&mid, ff);
+            acts.quantize(kernel, &mid, ff);
             matmul(kernel, l.fo.of(bytes), &l.fo_bias, &acts, &mut o);
             layer_norm(&mut x, Some(&o), &l.out_norm, h, self.shape.eps);
         }
@@ -178,33 +178,6 @@ fn layer_norm(x: &mut [f32], y: Option<&[f32]>, norm: &Norm, h: usize, eps: f32)
             *v = (*v - mean) * inv * w + b;
         }
     }
-}
-
-/// Defines `$name(kernel, …)`, which runs `$body` compiled for AVX2 and FMA
-/// when the kernel is AVX2 (the compiler vectorizes its loops 8 wide), and
-/// for the baseline CPU otherwise.
-macro_rules! multiversion {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
-        $(#[$doc])*
-        #[allow(clippy::too_many_arguments)]
-        fn $name(kernel: Kernel, $($arg: $ty),*) {
-            #[inline(always)]
-            #[allow(clippy::too_many_arguments)]
-            fn body($($arg: $ty),*) $body
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx2,fma")]
-            #[allow(clippy::too_many_arguments)]
-            fn avx2($($arg: $ty),*) {
-                body($($arg),*)
-            }
-            match kernel {
-                Kernel::Portable => body($($arg),*),
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: the AVX2 kernel is only chosen on a CPU with AVX2 and FMA.
-                Kernel::Avx2 => unsafe { avx2($($arg),*) },
-            }
-        }
-    };
 }
 
 multiversion! {

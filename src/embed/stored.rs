@@ -16,15 +16,33 @@ pub fn pack(vector: &[f32]) -> Vec<u8> {
     packed
 }
 
-/// The cosine similarity of a unit `query` and a stored unit vector, or
-/// `None` when the stored one has another number of dimensions.
-pub fn similarity(query: &[f32], packed: &[u8]) -> Option<f32> {
-    let (scale, dims) = packed.split_first_chunk::<HEADER>()?;
-    if dims.len() != query.len() {
-        return None;
+/// A query's unit vector, made ready to meet many stored ones: its
+/// dimensions as 16-bit integers, so that each comparison is an integer
+/// dot product, which the compiler vectorizes (a float sum must keep its
+/// order, one add after another: 100k stored vectors then take tens of
+/// milliseconds). The 16 bits lose nothing the stored 8 have not lost.
+pub struct Query {
+    dims: Vec<i16>,
+    scale: f32,
+}
+
+impl Query {
+    pub fn new(vector: &[f32]) -> Query {
+        let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+        let scale = if largest > 0.0 { largest / f32::from(i16::MAX) } else { 1.0 };
+        Query { dims: vector.iter().map(|x| (x / scale).round() as i16).collect(), scale }
     }
-    let dot: f32 = query.iter().zip(dims).map(|(q, &d)| q * f32::from(d as i8)).sum();
-    Some(dot * f32::from_le_bytes(*scale))
+
+    /// The cosine similarity with a stored unit vector, or `None` when the
+    /// stored one has another number of dimensions.
+    pub fn similarity(&self, packed: &[u8]) -> Option<f32> {
+        let (scale, dims) = packed.split_first_chunk::<HEADER>()?;
+        if dims.len() != self.dims.len() {
+            return None;
+        }
+        let dot: i32 = self.dims.iter().zip(dims).map(|(&q, &d)| i32::from(q) * i32::from(d as i8)).sum();
+        Some(dot as f32 * self.scale * f32::from_le_bytes(*scale))
+    }
 }
 
 #[cfg(test)]
@@ -42,15 +60,16 @@ mod tests {
         let b = unit((0..384).map(|i| ((i * 53 % 89) as f32 - 44.0) / 3.0).collect());
         let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         assert_eq!(pack(&a).len(), 4 + 384);
-        assert!((similarity(&a, &pack(&a)).unwrap() - 1.0).abs() < 0.01);
-        assert!((similarity(&a, &pack(&b)).unwrap() - exact).abs() < 0.01);
+        let query = Query::new(&a);
+        assert!((query.similarity(&pack(&a)).unwrap() - 1.0).abs() < 0.01);
+        assert!((query.similarity(&pack(&b)).unwrap() - exact).abs() < 0.01);
     }
 
     #[test]
     fn another_size_compares_with_nothing() {
-        let a = unit(vec![1.0; 8]);
-        assert_eq!(similarity(&a, &pack(&unit(vec![1.0; 4]))), None);
-        assert_eq!(similarity(&a, &[1, 2]), None);
-        assert_eq!(similarity(&[], &[]), None);
+        let a = Query::new(&unit(vec![1.0; 8]));
+        assert_eq!(a.similarity(&pack(&unit(vec![1.0; 4]))), None);
+        assert_eq!(a.similarity(&[1, 2]), None);
+        assert_eq!(Query::new(&[]).similarity(&[]), None);
     }
 }

@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 
-use crate::embed::{self, stored};
+use crate::embed::{self, Cores, Embedder, stored};
 use crate::store::{Filters, Store, Table};
 
 /// A row near the query.
@@ -32,40 +32,87 @@ pub const FLOOR: f32 = 0.80;
 /// from every English row).
 pub const WINDOW: f32 = 0.04;
 
-/// The rows (at most `limit`) whose vectors are nearest `text`, nearest
+/// A query's vector, begun on a thread of its own: the encoder keeps a
+/// core busy for 10–20 ms, and the words' lookups meanwhile keep this
+/// one busy, so a search waits for the longer of the two, not their sum.
+pub struct QueryVector(Option<Pending>);
+
+enum Pending {
+    Thread(std::thread::JoinHandle<Vec<f32>>),
+    /// No thread could be had: computed when it is needed.
+    Here(&'static Embedder, String),
+}
+
+impl QueryVector {
+    /// Begins `text`'s vector by the model the store's vectors came from:
+    /// none when the store has no vectors (until `trae-mem embed` has run,
+    /// search finds by words alone) or their model cannot be loaded.
+    pub fn begin(store: &Store, text: &str) -> Result<QueryVector> {
+        let Some(embedder) = embed::of_store(store)? else { return Ok(QueryVector(None)) };
+        let owned = text.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("query vector".into())
+            .spawn(move || embedder.embed_query_on(&owned, Cores::One));
+        Ok(QueryVector(Some(match thread {
+            Ok(handle) => Pending::Thread(handle),
+            Err(_) => Pending::Here(embedder, text.to_owned()),
+        })))
+    }
+
+    /// The vector, once computed, ready to meet the stored ones.
+    fn wait(self) -> Option<stored::Query> {
+        let vector = match self.0? {
+            // A panic there was printed; search goes on by words alone.
+            Pending::Thread(handle) => handle.join().ok()?,
+            Pending::Here(embedder, text) => embedder.embed_query(&text),
+        };
+        Some(stored::Query::new(&vector))
+    }
+}
+
+/// The rows (at most `limit`) whose vectors are nearest the query, nearest
 /// first, within `FLOOR` and `WINDOW`: the rows search adds by meaning.
-/// None when the store has no vectors (until `trae-mem embed` has run,
-/// search finds by words alone) or their model cannot be loaded.
-pub fn nearest(store: &Store, text: &str, filters: &Filters, tables: &[Table], limit: usize) -> Result<Vec<Near>> {
-    let mut near = by_similarity(store, text, filters, tables, FLOOR)?;
+pub fn nearest(
+    store: &Store,
+    query: QueryVector,
+    filters: &Filters,
+    tables: &[Table],
+    limit: usize,
+) -> Result<Vec<Near>> {
+    let mut near = by_similarity(store, query, filters, tables, FLOOR)?;
     let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
     near.retain(|n| n.similarity >= window);
     near.truncate(limit);
     Ok(near)
 }
 
-/// The `limit` rows nearest `text`, however far: the model alone, with
+/// The `limit` rows nearest the query, however far: the model alone, with
 /// none of search's bounds (the recall benchmark's dense baseline).
 pub fn nearest_unbounded(
     store: &Store,
-    text: &str,
+    query: QueryVector,
     filters: &Filters,
     tables: &[Table],
     limit: usize,
 ) -> Result<Vec<Near>> {
-    let mut near = by_similarity(store, text, filters, tables, f32::NEG_INFINITY)?;
+    let mut near = by_similarity(store, query, filters, tables, f32::NEG_INFINITY)?;
     near.truncate(limit);
     Ok(near)
 }
 
-/// Every row with a vector at least `floor` near `text`, nearest first.
-fn by_similarity(store: &Store, text: &str, filters: &Filters, tables: &[Table], floor: f32) -> Result<Vec<Near>> {
-    let Some(embedder) = embed::of_store(store)? else { return Ok(Vec::new()) };
-    let query = embedder.embed_query(text);
+/// Every row with a vector at least `floor` near the query, nearest first.
+fn by_similarity(
+    store: &Store,
+    query: QueryVector,
+    filters: &Filters,
+    tables: &[Table],
+    floor: f32,
+) -> Result<Vec<Near>> {
+    let Some(query) = query.wait() else { return Ok(Vec::new()) };
     let mut near: Vec<Near> = Vec::new();
     for &table in tables {
         store.each_vector(table, filters, |id, packed| {
-            if let Some(similarity) = stored::similarity(&query, packed)
+            if let Some(similarity) = query.similarity(packed)
                 && similarity >= floor
             {
                 near.push(Near { table, id, similarity });

@@ -163,6 +163,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     if tables.is_empty() {
         return Ok(Vec::new());
     }
+    let query_vector = meaning::QueryVector::begin(store, &request.text)?;
     let Some(live) = live_terms(store, &query, &request.filters, &tables)? else {
         return Ok(Vec::new());
     };
@@ -176,7 +177,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
     pool.truncate(POOL);
-    let near = meaning::nearest(store, &request.text, &request.filters, &tables, NEAREST)?;
+    let near = meaning::nearest(store, query_vector, &request.filters, &tables, NEAREST)?;
     // A query that names something exact (an identifier, a path, quoted
     // text) asks for rows that hold it, and one word alone says too little
     // to be near anything in particular: meaning then only orders what
