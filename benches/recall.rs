@@ -159,12 +159,13 @@ fn score(
         )?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
-        let dense: Vec<i64> = meaning::nearest_unbounded(
+        let dense: Vec<i64> = meaning::nearest(
             store,
             meaning::QueryVector::begin(store, &labelled.query)?,
             &Filters::default(),
             &[Table::Observations],
             HYBRID_DEPTH,
+            meaning::Bounds::None,
         )?
         .iter()
         .map(|n| n.id)

@@ -70,32 +70,31 @@ impl QueryVector {
     }
 }
 
+/// Which rows count as near.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bounds {
+    /// Within `FLOOR` and `WINDOW`: the rows search adds by meaning.
+    Search,
+    /// However far: the model alone (the recall benchmark's dense baseline).
+    None,
+}
+
 /// The rows (at most `limit`) whose vectors are nearest the query, nearest
-/// first, within `FLOOR` and `WINDOW`: the rows search adds by meaning.
+/// first, within `bounds`.
 pub fn nearest(
     store: &Store,
     query: QueryVector,
     filters: &Filters,
     tables: &[Table],
     limit: usize,
+    bounds: Bounds,
 ) -> Result<Vec<Near>> {
-    let mut near = by_similarity(store, query, filters, tables, FLOOR)?;
-    let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
-    near.retain(|n| n.similarity >= window);
-    near.truncate(limit);
-    Ok(near)
-}
-
-/// The `limit` rows nearest the query, however far: the model alone, with
-/// none of search's bounds (the recall benchmark's dense baseline).
-pub fn nearest_unbounded(
-    store: &Store,
-    query: QueryVector,
-    filters: &Filters,
-    tables: &[Table],
-    limit: usize,
-) -> Result<Vec<Near>> {
-    let mut near = by_similarity(store, query, filters, tables, f32::NEG_INFINITY)?;
+    let floor = if bounds == Bounds::Search { FLOOR } else { f32::NEG_INFINITY };
+    let mut near = by_similarity(store, query, filters, tables, floor)?;
+    if bounds == Bounds::Search {
+        let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
+        near.retain(|n| n.similarity >= window);
+    }
     near.truncate(limit);
     Ok(near)
 }

@@ -177,7 +177,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
     pool.truncate(POOL);
-    let near = meaning::nearest(store, query_vector, &request.filters, &tables, NEAREST)?;
+    let near = meaning::nearest(store, query_vector, &request.filters, &tables, NEAREST, meaning::Bounds::Search)?;
     // A query that names something exact (an identifier, a path, quoted
     // text) asks for rows that hold it, and one word alone says too little
     // to be near anything in particular: meaning then only orders what
