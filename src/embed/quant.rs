@@ -19,15 +19,38 @@ pub(crate) enum Kernel {
     Portable,
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// AVX2 with AVX-VNNI (Intel since Alder Lake and Sapphire Rapids, AMD
+    /// since Zen 5): a block's bytes multiplied and summed into 32-bit lanes
+    /// in one instruction, where AVX2 takes two.
+    #[cfg(target_arch = "x86_64")]
+    AvxVnni,
 }
 
 impl Kernel {
     pub fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            return Kernel::Avx2;
+            return match is_x86_feature_detected!("avxvnni") {
+                true => Kernel::AvxVnni,
+                false => Kernel::Avx2,
+            };
         }
         Kernel::Portable
+    }
+
+    /// Every kernel this CPU can run, for tests that compare them.
+    #[cfg(test)]
+    pub fn available() -> Vec<Kernel> {
+        let mut kernels = vec![Kernel::Portable];
+        #[cfg(target_arch = "x86_64")]
+        if Kernel::detect() != Kernel::Portable {
+            kernels.push(Kernel::Avx2);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if Kernel::detect() == Kernel::AvxVnni {
+            kernels.push(Kernel::AvxVnni);
+        }
+        kernels
     }
 }
 
@@ -51,8 +74,8 @@ macro_rules! multiversion {
             match kernel {
                 Kernel::Portable => body($($arg),*),
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: the AVX2 kernel is only chosen on a CPU with AVX2 and FMA.
-                Kernel::Avx2 => unsafe { avx2($($arg),*) },
+                // SAFETY: the AVX2 kernels are only chosen on a CPU with AVX2 and FMA.
+                Kernel::Avx2 | Kernel::AvxVnni => unsafe { avx2($($arg),*) },
             }
         }
     };
@@ -168,6 +191,9 @@ pub(crate) fn matmul(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f3
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::Avx2` is only chosen after detecting AVX2 and FMA.
         Kernel::Avx2 => unsafe { avx2::matmul(w, bias, a, y) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::AvxVnni` is only chosen after detecting AVX-VNNI too.
+        Kernel::AvxVnni => unsafe { avx2::matmul_vnni(w, bias, a, y) },
     }
 }
 
@@ -241,14 +267,68 @@ mod avx2 {
     use super::{Q8, QK, RO, TILE, expand_rows};
     use std::arch::x86_64::*;
 
+    /// How a block's 32 nibbles meet its 32 activations: 8 lanes, each the
+    /// sum of 4 products.
+    trait Dot {
+        /// # Safety
+        /// Only inlined into a function compiled for the instructions used.
+        unsafe fn dot(w: __m256i, a: __m256i) -> __m256i;
+    }
+
+    /// AVX2: products summed in pairs to 16 bits, then in pairs to 32.
+    struct Madd;
+
+    impl Dot for Madd {
+        #[inline(always)]
+        unsafe fn dot(w: __m256i, a: __m256i) -> __m256i {
+            // SAFETY: see the trait.
+            unsafe { _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1)) }
+        }
+    }
+
+    /// AVX-VNNI: the same sums (no pair of nibble-by-i8 products nears 16
+    /// bits' limit) in one instruction.
+    struct Vnni;
+
+    impl Dot for Vnni {
+        #[inline(always)]
+        unsafe fn dot(w: __m256i, a: __m256i) -> __m256i {
+            // SAFETY: see the trait.
+            unsafe { _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), w, a) }
+        }
+    }
+
     /// Block `b`'s integer dot product of nibbles and activations, in 8 lanes.
-    #[inline]
+    ///
+    /// # Safety
+    /// As [`Dot::dot`].
+    #[inline(always)]
+    unsafe fn block<D: Dot>(w: &[u8], a: __m256i, b: usize) -> __m256 {
+        // SAFETY: block b of the weights is 32 bytes; the rest as `Dot::dot`.
+        unsafe {
+            let wv = _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast());
+            _mm256_cvtepi32_ps(D::dot(wv, a))
+        }
+    }
+
+    /// See [`super::matmul`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
-    fn block(w: &[u8], a: __m256i, b: usize) -> __m256 {
-        // SAFETY: block b of the weights is 32 bytes.
-        let wv = unsafe { _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast()) };
-        let ones = _mm256_set1_epi16(1);
-        _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(wv, a), ones))
+    pub(super) unsafe fn matmul(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+        // SAFETY: compiled for what `Madd` uses.
+        unsafe { kernel::<Madd>(w, bias, a, y) }
+    }
+
+    /// See [`super::matmul`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, FMA and AVX-VNNI.
+    #[target_feature(enable = "avx2,fma,avxvnni")]
+    pub(super) unsafe fn matmul_vnni(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+        // SAFETY: compiled for what `Vnni` uses.
+        unsafe { kernel::<Vnni>(w, bias, a, y) }
     }
 
     /// See [`super::matmul`]. Four rows at a time, each in its own 8-lane
@@ -256,51 +336,55 @@ mod avx2 {
     /// taken out in a fifth accumulator, and the four rows summed together.
     ///
     /// # Safety
-    /// The CPU must have AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn matmul(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
-        let (nin, nout) = (a.nin, bias.len());
-        let nb = nin / QK;
-        let mut wexp = vec![0u8; RO * nin];
-        let mut dw = vec![0f32; RO * nb];
-        // Per token: each block's weight scales times its activation scale,
-        // so that 4 rows' scales of a block are one load.
-        let mut scale = vec![0f32; nb * RO];
-        for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
-            for first in (0..nout).step_by(RO) {
-                expand_rows(w, first, nin, &mut wexp, &mut dw);
-                for (t, yt) in y.chunks_exact_mut(nout).enumerate() {
-                    let t = tile * TILE + t;
-                    let aq = &a.q[t * nin..(t + 1) * nin];
-                    let (ad, off) = (&a.d[t * nb..(t + 1) * nb], &a.offset[t * nb..(t + 1) * nb]);
-                    for ((sc, dw), &ad) in scale.chunks_exact_mut(RO).zip(dw.chunks_exact(RO)).zip(ad) {
-                        sc.iter_mut().zip(dw).for_each(|(sc, dw)| *sc = dw * ad);
-                    }
-                    for r in (0..RO).step_by(4) {
-                        let we = |i: usize| &wexp[(r + i) * nin..(r + i + 1) * nin];
-                        let (w0, w1, w2, w3) = (we(0), we(1), we(2), we(3));
-                        let mut acc = [_mm256_setzero_ps(); 4];
-                        let mut corr = _mm_setzero_ps();
-                        for b in 0..nb {
-                            // SAFETY: block b of the activations is 32 bytes.
-                            let av = unsafe { _mm256_loadu_si256(aq[b * QK..(b + 1) * QK].as_ptr().cast()) };
-                            let sc = &scale[b * RO + r..b * RO + r + 4];
-                            acc[0] = _mm256_fmadd_ps(block(w0, av, b), _mm256_set1_ps(sc[0]), acc[0]);
-                            acc[1] = _mm256_fmadd_ps(block(w1, av, b), _mm256_set1_ps(sc[1]), acc[1]);
-                            acc[2] = _mm256_fmadd_ps(block(w2, av, b), _mm256_set1_ps(sc[2]), acc[2]);
-                            acc[3] = _mm256_fmadd_ps(block(w3, av, b), _mm256_set1_ps(sc[3]), acc[3]);
-                            // SAFETY: 4 scales.
-                            let sc = unsafe { _mm_loadu_ps(sc.as_ptr()) };
-                            corr = _mm_fmadd_ps(sc, _mm_set1_ps(off[b]), corr);
+    /// Only inlined into a function compiled for AVX2, FMA and what `D` uses.
+    #[inline(always)]
+    unsafe fn kernel<D: Dot>(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+        // SAFETY: the loads and stores below stay within the slices they
+        // are taken from; the instructions are the caller's to have.
+        unsafe {
+            let (nin, nout) = (a.nin, bias.len());
+            let nb = nin / QK;
+            let mut wexp = vec![0u8; RO * nin];
+            let mut dw = vec![0f32; RO * nb];
+            // Per token: each block's weight scales times its activation scale,
+            // so that 4 rows' scales of a block are one load.
+            let mut scale = vec![0f32; nb * RO];
+            for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
+                for first in (0..nout).step_by(RO) {
+                    expand_rows(w, first, nin, &mut wexp, &mut dw);
+                    for (t, yt) in y.chunks_exact_mut(nout).enumerate() {
+                        let t = tile * TILE + t;
+                        let aq = &a.q[t * nin..(t + 1) * nin];
+                        let (ad, off) = (&a.d[t * nb..(t + 1) * nb], &a.offset[t * nb..(t + 1) * nb]);
+                        for ((sc, dw), &ad) in scale.chunks_exact_mut(RO).zip(dw.chunks_exact(RO)).zip(ad) {
+                            sc.iter_mut().zip(dw).for_each(|(sc, dw)| *sc = dw * ad);
                         }
-                        // Lane i of the sum: row r + i, all its 8 lanes added.
-                        let h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
-                        let sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-                        let out = &mut yt[first + r..first + r + 4];
-                        // SAFETY: 4 biases, and 4 outputs to write.
-                        unsafe {
-                            let bias = _mm_loadu_ps(bias[first + r..first + r + 4].as_ptr());
-                            _mm_storeu_ps(out.as_mut_ptr(), _mm_sub_ps(_mm_add_ps(sums, bias), corr));
+                        for r in (0..RO).step_by(4) {
+                            let we = |i: usize| &wexp[(r + i) * nin..(r + i + 1) * nin];
+                            let (w0, w1, w2, w3) = (we(0), we(1), we(2), we(3));
+                            let mut acc = [_mm256_setzero_ps(); 4];
+                            let mut corr = _mm_setzero_ps();
+                            for b in 0..nb {
+                                // Block b of the activations is 32 bytes.
+                                let av = _mm256_loadu_si256(aq[b * QK..(b + 1) * QK].as_ptr().cast());
+                                let sc = &scale[b * RO + r..b * RO + r + 4];
+                                acc[0] = _mm256_fmadd_ps(block::<D>(w0, av, b), _mm256_set1_ps(sc[0]), acc[0]);
+                                acc[1] = _mm256_fmadd_ps(block::<D>(w1, av, b), _mm256_set1_ps(sc[1]), acc[1]);
+                                acc[2] = _mm256_fmadd_ps(block::<D>(w2, av, b), _mm256_set1_ps(sc[2]), acc[2]);
+                                acc[3] = _mm256_fmadd_ps(block::<D>(w3, av, b), _mm256_set1_ps(sc[3]), acc[3]);
+                                // 4 scales.
+                                let sc = _mm_loadu_ps(sc.as_ptr());
+                                corr = _mm_fmadd_ps(sc, _mm_set1_ps(off[b]), corr);
+                            }
+                            // Lane i of the sum: row r + i, all its 8 lanes added.
+                            let h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+                            let sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+                            let out = &mut yt[first + r..first + r + 4];
+                            // 4 biases, and 4 outputs to write.
+                            {
+                                let bias = _mm_loadu_ps(bias[first + r..first + r + 4].as_ptr());
+                                _mm_storeu_ps(out.as_mut_ptr(), _mm_sub_ps(_mm_add_ps(sums, bias), corr));
+                            }
                         }
                     }
                 }
