@@ -6,10 +6,16 @@
 /// Bytes before the dimensions: the scale, an f32.
 const HEADER: usize = 4;
 
+/// The step that puts `vector`'s largest component at `steps` steps (1 for
+/// a zero vector), as a stored vector and a query both scale their integers.
+fn step(vector: &[f32], steps: f32) -> f32 {
+    let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    if largest > 0.0 { largest / steps } else { 1.0 }
+}
+
 /// `vector` as stored.
 pub fn pack(vector: &[f32]) -> Vec<u8> {
-    let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-    let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
+    let scale = step(vector, 127.0);
     let mut packed = Vec::with_capacity(HEADER + vector.len());
     packed.extend_from_slice(&scale.to_le_bytes());
     packed.extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8));
@@ -28,8 +34,7 @@ pub struct Query {
 
 impl Query {
     pub fn new(vector: &[f32]) -> Query {
-        let largest = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-        let scale = if largest > 0.0 { largest / f32::from(i16::MAX) } else { 1.0 };
+        let scale = step(vector, f32::from(i16::MAX));
         Query { dims: vector.iter().map(|x| (x / scale).round() as i16).collect(), scale }
     }
 
