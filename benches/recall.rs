@@ -248,28 +248,19 @@ impl Scores {
     }
 }
 
-/// The time of a query's vector on one core and on all of them, each
-/// query both ways in turn: the encoder is most of a question's search.
+/// The time of a query's vector, on the one core search computes it on:
+/// the encoder is most of a question's search.
 fn print_query_vector_times(embedder: &embed::Embedder, queries: &[Labelled]) {
-    let (mut one, mut all) = (Vec::new(), Vec::new());
-    for labelled in queries {
-        for (cores, times) in [(embed::Cores::One, &mut one), (embed::Cores::All, &mut all)] {
+    let mut times: Vec<f64> = queries
+        .iter()
+        .map(|labelled| {
             let started = Instant::now();
-            std::hint::black_box(embedder.embed_query_on(&labelled.query, cores));
-            times.push(started.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    let median = |times: &mut Vec<f64>| {
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    };
-    let (one, all) = (median(&mut one), median(&mut all));
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    println!(
-        "query vector p50 over {} queries: {one:.1} ms on one core, {all:.1} ms on all {cores} ({:.2}x)",
-        queries.len(),
-        all / one
-    );
+            std::hint::black_box(embedder.embed_query(&labelled.query));
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    println!("query vector p50 over {} queries: {:.1} ms on one core", queries.len(), times[times.len() / 2]);
 }
 
 /// Textbook RRF (Cormack et al. 2009): each list's rank r adds 1 / (60 + r).

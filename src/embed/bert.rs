@@ -6,7 +6,7 @@
 use anyhow::{Result, ensure};
 
 use super::file::{DTYPE_F32, DTYPE_Q4_0, ModelFile, Q4_BLOCK_BYTES, QK, Shape, Span, f32_at, f32s};
-use super::quant::{Kernel, Q8, dequantize_row, matmul, matmul_halves, multiversion};
+use super::quant::{Kernel, Q8, dequantize_row, matmul, multiversion};
 
 struct Layer {
     q: Span,
@@ -91,10 +91,7 @@ impl Encoder {
 
     /// The mean of the last hidden states of each sequence (ids with their
     /// `<s>` and `</s>`, each at most `max_positions` long), not normalized.
-    /// `split` shares each matrix product between two threads: for a lone
-    /// query, not for a backfill that already keeps every core busy.
-    pub fn forward(&self, bytes: &[u8], kernel: Kernel, seqs: &[Vec<u32>], split: bool) -> Vec<Vec<f32>> {
-        let matmul = if split { matmul_halves } else { matmul };
+    pub fn forward(&self, bytes: &[u8], kernel: Kernel, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
         let Shape { hidden: h, ff, heads, .. } = self.shape;
         let total: usize = seqs.iter().map(Vec::len).sum();
         let mut bounds = Vec::with_capacity(seqs.len() + 1);

@@ -125,24 +125,19 @@ impl Embedder {
 
     /// A search query's vector (`"query: "` prefix), L2-normalized, from its
     /// first 512 tokens (one window of the encoder: a pasted log costs no
-    /// more than that), computed on every core there is.
+    /// more than that), on the calling thread: 10–20 ms on one core of a
+    /// 2-core cloud machine. Search begins it on a thread of its own, beside
+    /// the words' lookups (`recall::meaning::QueryVector`).
     pub fn embed_query(&self, text: &str) -> Vec<f32> {
-        self.embed_query_on(text, Cores::All)
-    }
-
-    /// [`embed_query`](Embedder::embed_query) on the cores given: `One` is
-    /// the recall benchmark's baseline.
-    pub fn embed_query_on(&self, text: &str, cores: Cores) -> Vec<f32> {
-        let split = cores == Cores::All && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        self.embed("query: ", text, self.encoder.max_positions(), split)
+        self.embed("query: ", text, self.encoder.max_positions())
     }
 
     /// A stored text's vector (`"passage: "` prefix), L2-normalized, from its
     /// first `max_tokens` tokens (`<s>` and `</s>` included), which bounds
-    /// the cost, about linear in the tokens: 1–2 ms each on one core of a
+    /// the cost, about linear in the tokens: about 1 ms a token on one core of a
     /// 2-core cloud machine. Past 512 tokens the text runs as windows.
     pub fn embed_passage(&self, text: &str, max_tokens: usize) -> Vec<f32> {
-        self.embed("passage: ", text, max_tokens, false)
+        self.embed("passage: ", text, max_tokens)
     }
 
     /// The token ids the encoder sees for `prefix` + `text` (with `<s>` and
@@ -171,20 +166,15 @@ impl Embedder {
 
     /// The vector of `prefix` + `text`: a text longer than the encoder's
     /// positions runs as windows, whose means are averaged weighted by their
-    /// tokens (as `e5.c`), then L2-normalized. `split`: see
-    /// [`Encoder::forward`].
-    fn embed(&self, prefix: &str, text: &str, max_tokens: usize, split: bool) -> Vec<f32> {
+    /// tokens (as `e5.c`), then L2-normalized.
+    fn embed(&self, prefix: &str, text: &str, max_tokens: usize) -> Vec<f32> {
         let (bos, eos) = (self.tokenizer.bos(), self.tokenizer.eos());
         let window = self.encoder.max_positions() - 2;
         let mut sum = vec![0f32; self.dim()];
         let mut weight = 0f64;
         for pass in self.content(prefix, text, max_tokens).chunks(window * WINDOWS_PER_PASS) {
             let seqs: Vec<Vec<u32>> = pass.chunks(window).map(|c| [&[bos], c, &[eos]].concat()).collect();
-            let forward = || self.encoder.forward(&self.bytes, self.kernel, &seqs, split);
-            // Inside the pool, each product's second half is a job the other
-            // worker takes at once; from outside, each would be a wake-up
-            // (measured: 0.9 of one thread's time, against 0.66 so).
-            let means = if split { rayon::scope(|_| forward()) } else { forward() };
+            let means = self.encoder.forward(&self.bytes, self.kernel, &seqs);
             for (mean, seq) in means.iter().zip(&seqs) {
                 let w = (seq.len() - 2) as f32;
                 sum.iter_mut().zip(mean).for_each(|(s, m)| *s += w * m);
@@ -196,17 +186,6 @@ impl Embedder {
         unit_length(&mut sum);
         sum
     }
-}
-
-/// The cores one query's vector is computed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cores {
-    /// The calling thread's.
-    One,
-    /// Every one there is: each matrix product is shared between two
-    /// threads of rayon's pool (a query's 20-odd tokens are too few rows to
-    /// share out more finely).
-    All,
 }
 
 /// Scales `v` to length 1 (a zero vector stays zero).

@@ -197,27 +197,6 @@ pub(crate) fn matmul(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f3
     }
 }
 
-/// `matmul` with the output rows shared between two threads (rayon's pool):
-/// a lone query's few tokens would otherwise keep one core busy while the
-/// others wait. The halves are written apart and then interleaved, so the
-/// kernels stay as they are.
-pub(crate) fn matmul_halves(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
-    let nout = bias.len();
-    let half = nout / 2 / RO * RO;
-    if half == 0 {
-        return matmul(kernel, w, bias, a, y);
-    }
-    let tokens = y.len() / nout;
-    let (w1, w2) = w.split_at(half * a.nin / QK * Q4_BLOCK_BYTES);
-    let (mut y1, mut y2) = (vec![0f32; tokens * half], vec![0f32; tokens * (nout - half)]);
-    rayon::join(|| matmul(kernel, w1, &bias[..half], a, &mut y1), || matmul(kernel, w2, &bias[half..], a, &mut y2));
-    for ((row, first), second) in y.chunks_exact_mut(nout).zip(y1.chunks_exact(half)).zip(y2.chunks_exact(nout - half))
-    {
-        row[..half].copy_from_slice(first);
-        row[half..].copy_from_slice(second);
-    }
-}
-
 /// Unpacks `RO` rows of nibbles (0..=15, unsigned), and their scales block
 /// by block (`dw[b * RO + r]`: the rows' scales of one block side by side,
 /// which a token's scales then take in one vector product).

@@ -73,7 +73,7 @@ impl Embedder {
                         let start = first + batch * BATCH;
                         let seqs: Vec<Vec<u32>> =
                             (start..start + out.len() / dim).map(|id| vec![bos, id as u32, eos]).collect();
-                        let means = self.encoder.forward(&self.bytes, self.kernel, &seqs, false);
+                        let means = self.encoder.forward(&self.bytes, self.kernel, &seqs);
                         out.chunks_mut(dim).zip(means).for_each(|(row, mean)| row.copy_from_slice(&mean));
                         let total = done.fetch_add(seqs.len(), std::sync::atomic::Ordering::Relaxed) + seqs.len();
                         progress(total);

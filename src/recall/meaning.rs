@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 
-use crate::embed::{self, Cores, Embedder, stored};
+use crate::embed::{self, Embedder, stored};
 use crate::store::{Filters, Store, Table};
 
 /// A row near the query.
@@ -50,9 +50,8 @@ impl QueryVector {
     pub fn begin(store: &Store, text: &str) -> Result<QueryVector> {
         let Some(embedder) = embed::of_store(store)? else { return Ok(QueryVector(None)) };
         let owned = text.to_owned();
-        let thread = std::thread::Builder::new()
-            .name("query vector".into())
-            .spawn(move || embedder.embed_query_on(&owned, Cores::One));
+        let thread =
+            std::thread::Builder::new().name("query vector".into()).spawn(move || embedder.embed_query(&owned));
         Ok(QueryVector(Some(match thread {
             Ok(handle) => Pending::Thread(handle),
             Err(_) => Pending::Here(embedder, text.to_owned()),

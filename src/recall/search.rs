@@ -104,29 +104,46 @@ impl SearchHit {
     }
 }
 
-/// With many matches, this many of the newest rows holding every term are
-/// ranked. Ranking every match of a common word in a million rows would
-/// cost far more than the answer is worth, and recent work matters most.
-const RANKED_CANDIDATES: usize = 500;
-
 /// A one-term query nominates this many of the newest rows holding it:
 /// with one term, rows differ only by how often they hold it.
 const ONE_TERM: usize = 1000;
 
-/// The nominated rows read and ranked, those whose terms weigh most.
+/// The nominated rows read and ranked, those whose terms weigh most. With
+/// many matches, the newest this many rows holding every term are all that
+/// are nominated for holding every term: they weigh the most, and the
+/// newest of equals go first, so an older one could never be read.
+/// Ranking every match of a common word in a million rows would cost far
+/// more than the answer is worth, and recent work matters most.
 const POOL: usize = 250;
 
 /// The rows nearest the query in meaning, read and fused with those.
 const NEAREST: usize = 30;
 
-/// Past this many rows, a form's document frequency is taken as this many,
-/// and only its newest this many rows are nominated: its weight is already
-/// near the floor, and reading further postings costs time.
-const DOC_FREQUENCY_CAP: usize = 10_000;
+/// At most this many of the newest rows holding a form are read (about
+/// 0.3 µs each at 100k rows, where 10,000 a form were most of a question's
+/// time). Past it, the form's document frequency is reckoned from how far
+/// back those rows reach, and its weight is near the floor anyway.
+const POSTINGS_READ: usize = 2_000;
 
 /// How many rows holding a form are read, for a query of `terms` terms.
+/// One term's rarity ranks nothing against another's: for a lone term,
+/// only the newest rows are worth reading.
 fn postings_cap(terms: usize) -> usize {
-    if terms == 1 { ONE_TERM } else { DOC_FREQUENCY_CAP }
+    if terms == 1 { ONE_TERM } else { POSTINGS_READ }
+}
+
+/// About how many rows of a table of `size` rows hold a form, from its
+/// newest rows up to `cap` (`ids`, newest first): their count when the
+/// cap was not reached, else that count scaled by the share of the table
+/// they were found in (rows assumed spread evenly over time).
+fn document_frequency(ids: &[i64], cap: usize, size: i64) -> f64 {
+    match ids.last() {
+        Some(&oldest) if ids.len() >= cap => {
+            let searched = (size - oldest + 1).max(1) as f64;
+            (ids.len() as f64 * size as f64 / searched).min(size as f64)
+        }
+        _ => ids.len() as f64,
+    }
 }
 
 /// A term still in play: one or more of its forms occurs somewhere.
@@ -189,7 +206,6 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
     let mut documents = Vec::with_capacity(pool.len() + near.len());
     let mut sources = Vec::with_capacity(pool.len() + near.len());
-    let mut twins = Vec::with_capacity(pool.len() + near.len());
     let mut keys: FxHashMap<(Table, i64), usize> = FxHashMap::default();
     for table in [Table::Observations, Table::Summaries] {
         let nominees = pool.iter().map(|(source, _)| *source);
@@ -209,7 +225,6 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
                 return Ok(());
             }
             let voice = voice(&candidate);
-            twins.push(twin_keys(&candidate, voice));
             keys.insert((table, candidate.id), documents.len());
             documents.push(Document {
                 key: documents.len(),
@@ -226,11 +241,28 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let by_words: Vec<usize> = rank::rank(&worded, &weights).into_iter().map(|r| r.key).collect();
     let by_meaning: Vec<usize> = near.iter().filter_map(|n| keys.get(&(n.table, n.id)).copied()).collect();
     let meaning_weight = if exact { fuse::MEANING_BESIDE_EXACT } else { fuse::MEANING };
-    let ranked = once_each(fuse::fuse(&by_words, &by_meaning, meaning_weight), &twins);
+    let ranked = fuse::fuse(&by_words, &by_meaning, meaning_weight);
+    // Twins are told apart as hits are read, not for every candidate: the
+    // folding reads a whole text, and most candidates are never shown.
+    let mut seen_twins = rustc_hash::FxHashSet::default();
+    let mut skipped = 0;
     let mut hits = Vec::new();
-    for fuse::Fused { key, score, by } in ranked.into_iter().skip(request.offset).take(request.limit) {
+    for fuse::Fused { key, score, by } in ranked {
+        if hits.len() == request.limit {
+            break;
+        }
         let (table, id) = sources[key];
         let Some(row) = store.hit_row(table, id)? else { continue };
+        let twins = twin_keys(&row, documents[key].voice);
+        let first_of_its_twins = twins.iter().all(|k| !seen_twins.contains(k));
+        seen_twins.extend(twins);
+        if !first_of_its_twins {
+            continue;
+        }
+        if skipped < request.offset {
+            skipped += 1;
+            continue;
+        }
         let counts = &documents[key].counts;
         let mut matched = Vec::new();
         let mut marks = Vec::new();
@@ -257,41 +289,26 @@ fn voice(candidate: &Candidate<'_>) -> Voice {
     }
 }
 
-/// The keys under which a candidate is the same hit as another: a
-/// session's two summaries are one hit, and a question asked again, an
-/// answer given again or a session summarized again the same way, in
-/// another session, say nothing new. (Tool rows are left alone: the same
-/// output at another time is another fact.)
-fn twin_keys(candidate: &Candidate<'_>, voice: Voice) -> Vec<u64> {
+/// The keys under which a hit is the same as another: a session's two
+/// summaries are one hit, and a question asked again, an answer given again
+/// or a session summarized again the same way, in another session, say
+/// nothing new. (Tool rows are left alone: the same output at another time
+/// is another fact.)
+fn twin_keys(row: &HitRow, voice: Voice) -> Vec<u64> {
     let hash = |part: &[u8]| {
         let mut hasher = rustc_hash::FxHasher::default();
         std::hash::Hasher::write(&mut hasher, part);
         std::hash::Hasher::finish(&hasher)
     };
     let mut keys = Vec::new();
-    if candidate.kind == Kind::Summary {
-        keys.push(hash(format!("summary of {}", candidate.session_id).as_bytes()));
+    if row.kind == Kind::Summary {
+        keys.push(hash(format!("summary of {}", row.session_id).as_bytes()));
     }
     if voice != Voice::Tool {
-        let folded: String =
-            String::from_utf8_lossy(candidate.content).split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let folded: String = row.content.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
         keys.push(hash(folded.as_bytes()));
     }
     keys
-}
-
-/// The ranking with each hit once: a row whose twin ranked higher is left out.
-fn once_each(ranked: Vec<fuse::Fused>, twins: &[Vec<u64>]) -> Vec<fuse::Fused> {
-    let mut seen = rustc_hash::FxHashSet::default();
-    ranked
-        .into_iter()
-        .filter(|r| {
-            let keys = &twins[r.key];
-            let new = keys.iter().all(|k| !seen.contains(k));
-            seen.extend(keys.iter().copied());
-            new
-        })
-        .collect()
 }
 
 /// The public observations that hold every term of `text` in its own form
@@ -346,36 +363,30 @@ fn live_terms<'q>(
     filters: &Filters,
     tables: &[Table],
 ) -> Result<Option<Vec<LiveTerm<'q>>>> {
-    let mut total = 0;
+    let mut sizes = Vec::with_capacity(tables.len());
     for &table in tables {
-        total += store.table_size(table)?;
+        sizes.push(store.table_size(table)?);
     }
-    let rarity = |frequency: usize| {
-        let n = frequency as f64;
-        (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01)
-    };
+    let total: i64 = sizes.iter().sum();
+    let rarity = |n: f64| (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01);
     let unfiltered = Filters::default();
+    let cap = postings_cap(query.terms.len());
     let mut live = Vec::new();
     for term in &query.terms {
         let own = store.expression(&term.needles[0].text, term.required);
-        // One term's rarity ranks nothing against another's: counting
-        // its rows would only cost time.
-        let cap = postings_cap(query.terms.len());
-        let (mut frequency, mut postings) = (0, Vec::new());
+        let (mut frequency, mut postings) = (0.0, Vec::new());
         if let Some(own) = &own {
-            for &table in tables {
-                if frequency < cap {
-                    let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, cap)?;
-                    frequency += ids.len();
-                    if table == Table::Observations {
-                        postings = ids;
-                    }
+            for (&table, &size) in tables.iter().zip(&sizes) {
+                let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, cap)?;
+                frequency += document_frequency(&ids, cap, size);
+                if table == Table::Observations {
+                    postings = ids;
                 }
             }
         }
         let synonyms: Vec<String> = term.needles[1..].iter().filter_map(|n| store.expression(&n.text, false)).collect();
         let synonyms = (!synonyms.is_empty()).then(|| synonyms.join(" OR "));
-        let idf = if frequency > 0 {
+        let idf = if frequency > 0.0 {
             rarity(frequency)
         } else {
             let Some(any) = &synonyms else {
@@ -388,7 +399,7 @@ fn live_terms<'q>(
             if found.is_empty() {
                 continue;
             }
-            rarity(found.len()) * query::SYNONYM_WEIGHT
+            rarity(document_frequency(&found, cap, sizes[0])) * query::SYNONYM_WEIGHT
         };
         let postings = if filters.narrows() { Vec::new() } else { postings };
         live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, postings });
@@ -417,7 +428,7 @@ fn nominate(
     let like = store.index_mode() == IndexMode::Like;
     if live.len() > 1 && !like {
         let all: Vec<String> = live.iter().map(any_form).collect();
-        for id in store.matching(table, &all, filters, RANKED_CANDIDATES)? {
+        for id in store.matching(table, &all, filters, POOL)? {
             nominated.insert((table, id), every_term);
         }
     }
@@ -447,4 +458,20 @@ fn nominate(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_frequency_is_counted_below_the_cap_and_reckoned_past_it() {
+        assert_eq!(document_frequency(&[9, 5, 2], 100, 1000), 3.0);
+        // The newest 100 rows all hold the form: so, likely, do all 1,000.
+        let dense: Vec<i64> = (901..=1000).rev().collect();
+        assert_eq!(document_frequency(&dense, 100, 1000), 1000.0);
+        // One row in ten, back to the first: about 100.
+        let sparse: Vec<i64> = (1..=100).rev().map(|i| i * 10).collect();
+        assert!((document_frequency(&sparse, 100, 1000) - 100.0).abs() < 1.0);
+    }
 }

@@ -166,10 +166,10 @@ impl Store {
         }
     }
 
-    /// Merges the index's segments after a bulk write, in short steps, so
-    /// that a hook never inherits the merge debt (one took 290 ms) and never
-    /// waits long behind it.
-    pub(super) fn tidy_index(&mut self) -> Result<()> {
+    /// Merges the index's segments after a bulk write (and in `gc`), in
+    /// short steps, so that a hook never inherits the merge debt (one took
+    /// 290 ms) and never waits long behind it.
+    pub fn tidy_index(&mut self) -> Result<()> {
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let started = Instant::now();
