@@ -84,7 +84,7 @@ fn main() -> anyhow::Result<()> {
         })?;
     }
     let started = Instant::now();
-    let (embedder, model) = embed::configured(None)?;
+    let (embedder, model) = embed::configured(None, &dir)?;
     let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
     let seconds = started.elapsed().as_secs_f64();
     println!(

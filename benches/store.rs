@@ -70,7 +70,7 @@ fn main() -> anyhow::Result<()> {
     // Vectors, as `trae-mem embed` gives an existing store: how long the
     // backfill takes and how much the file grows.
     let started = Instant::now();
-    let (embedder, model) = embed::configured(None)?;
+    let (embedder, model) = embed::configured(None, dir.path())?;
     let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
     let seconds = started.elapsed().as_secs_f64();
     store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;

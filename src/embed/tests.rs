@@ -111,9 +111,9 @@ fn from_file_loads_the_same_model() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("multilingual-e5-small-q4.e5s");
     std::fs::write(&path, BUILTIN).unwrap();
-    let m = Embedder::from_file(&path).unwrap();
+    let m = Embedder::from_file(&path, None).unwrap();
     assert_eq!(m.id(), Embedder::builtin().id());
-    let err = format!("{:#}", Embedder::from_file(&dir.path().join("none.e5s")).err().unwrap());
+    let err = format!("{:#}", Embedder::from_file(&dir.path().join("none.e5s"), None).err().unwrap());
     assert!(err.contains("reading the model"), "{err}");
 }
 
@@ -128,7 +128,7 @@ fn the_builtin_model_loads_back_from_hugging_face_layout() {
     for file in ["config.json", "model.safetensors", "tokenizer.json"] {
         assert!(dir.path().join(file).is_file(), "{file} was not written");
     }
-    let loaded = Embedder::from_file(dir.path()).unwrap();
+    let loaded = Embedder::from_file(dir.path(), None).unwrap();
     assert_ne!(loaded.id(), builtin.id(), "another file, so another id");
     assert_eq!(loaded.dim(), 384);
     let texts = [
@@ -148,6 +148,6 @@ fn the_builtin_model_loads_back_from_hugging_face_layout() {
     let config = config.replace("\"pad_token_id\": 1", "\"pad_token_id\": 100");
     let config = config.replace("\"max_position_embeddings\": 514", "\"max_position_embeddings\": 4096");
     std::fs::write(dir.path().join("config.json"), config).unwrap();
-    let err = format!("{:#}", Embedder::from_file(dir.path()).err().expect("positions past the table"));
+    let err = format!("{:#}", Embedder::from_file(dir.path(), None).err().expect("positions past the table"));
     assert!(err.contains("positions after the first 101"), "{err}");
 }
