@@ -376,6 +376,31 @@ mod avx2 {
 mod tests {
     use super::*;
 
+    /// The model's products all have an even number of blocks a row; a
+    /// user's model may not.
+    #[test]
+    fn every_kernel_multiplies_as_the_portable_one_with_an_odd_number_of_blocks() {
+        let (nin, nout, tokens) = (3 * QK, 16, 5);
+        let weights: Vec<f32> = (0..nin * nout).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect();
+        let w: Vec<u8> = weights.chunks(nin).flat_map(quantize_row).collect();
+        let bias: Vec<f32> = (0..nout).map(|o| o as f32 / 10.0).collect();
+        let x: Vec<f32> = (0..nin * tokens).map(|i| ((i * 53 % 89) as f32 - 44.0) / 44.0).collect();
+        let product = |kernel| {
+            let mut a = Q8::default();
+            a.quantize(kernel, &x, nin);
+            let mut y = vec![0f32; tokens * nout];
+            matmul(kernel, &w, &bias, &a, &mut y);
+            y
+        };
+        let portable = product(Kernel::Portable);
+        for kernel in Kernel::available() {
+            let y = product(kernel);
+            for (got, want) in y.iter().zip(&portable) {
+                assert!((got - want).abs() < 1e-3 * want.abs().max(1.0), "{kernel:?}: {got} against {want}");
+            }
+        }
+    }
+
     #[test]
     fn a_block_scale_is_its_f16_exactly_for_every_finite_value() {
         for bits in 0..=u16::MAX {
