@@ -95,14 +95,14 @@ pub fn gc(
     }
     report.events_pruned = store.prune_ingested(now_ms() - INGESTED_KEEP_DAYS * DAY_MS)?;
     let remaining = || budget.map(|b| b.saturating_sub(started.elapsed()));
-    report.finished = !out_of_time() && store.compact_index(remaining())?;
-    if report.finished && budget.is_none() {
+    let compacted = !out_of_time() && store.compact_index(remaining())?;
+    if compacted && budget.is_none() {
         // Hooks' inserts leave the index in many small segments, which
         // every search then looks each term up in; a hook's slice leaves
         // the merging to the command, as it does the compaction.
         store.tidy_index()?;
     }
-    report.finished = report.finished && store.reclaim(remaining())?;
+    report.finished = compacted && store.reclaim(remaining())?;
     if report.finished {
         store.set_meta(FINISHED_KEY, &now_ms().to_string())?;
     }

@@ -215,20 +215,26 @@ pub fn put_summary(conn: &Connection, mode: IndexMode, id: i64, old: Option<&str
 /// Does one bounded step of FTS5's segment merging (`pages` leaf pages at
 /// most), so that hooks later find a tidy index without one long lock.
 /// Returns whether there was work to do.
-///
-/// Segments are merged two at a time (FTS5's `usermerge`, 4 by default),
-/// so the merges end with about one segment a level, not up to three: a
-/// search looks each of its trigrams up in every segment, and at 100k
-/// rows 11 segments cost a question's search about 15 ms more than 2.
 pub fn merge_step(conn: &Connection, mode: IndexMode, pages: u32) -> Result<bool> {
     if mode == IndexMode::Like {
         return Ok(false);
     }
-    conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('usermerge', 2)", [])?;
     let before = conn.total_changes();
     conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('merge', ?1)", [pages])?;
     // FTS5's documented way to tell: a merge that did nothing changes nothing.
     Ok(conn.total_changes() > before + 1)
+}
+
+/// Has `merge_step` take segments two at a time (FTS5's `usermerge`, 4 by
+/// default), so that merging ends with about one segment a level, not up
+/// to three: a search looks each of its trigrams up in every segment, and
+/// at 100k rows 11 segments cost a question's search about 15 ms more than
+/// 2. The index keeps the setting.
+pub fn merge_in_pairs(conn: &Connection, mode: IndexMode) -> Result<()> {
+    if mode != IndexMode::Like {
+        conn.execute("INSERT INTO observations_fts(observations_fts, rank) VALUES ('usermerge', 2)", [])?;
+    }
+    Ok(())
 }
 
 /// Merges the observations' index into one segment, at once (FTS5's

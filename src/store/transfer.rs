@@ -172,6 +172,7 @@ impl Store {
     pub fn tidy_index(&mut self) -> Result<()> {
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            index::merge_in_pairs(&tx, self.index)?;
             let started = Instant::now();
             let mut more = true;
             while more && started.elapsed() < BATCH_TIME {

