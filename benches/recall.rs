@@ -159,14 +159,15 @@ fn score(
         )?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
-        let dense: Vec<i64> = meaning::nearest(
+        let dense: Vec<i64> = meaning::Nearest::begin(
             store,
-            meaning::QueryVector::begin(store, &labelled.query)?,
+            &labelled.query,
             &Filters::default(),
             &[Table::Observations],
             HYBRID_DEPTH,
             meaning::Bounds::None,
         )?
+        .wait(store)?
         .iter()
         .map(|n| n.id)
         .collect();

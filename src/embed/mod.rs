@@ -129,7 +129,7 @@ impl Embedder {
     /// first 512 tokens (one window of the encoder: a pasted log costs no
     /// more than that), on the calling thread: 10–20 ms on one core of a
     /// 2-core cloud machine. Search begins it on a thread of its own, beside
-    /// the words' lookups (`recall::meaning::QueryVector`).
+    /// the words' lookups (`recall::meaning::Nearest`).
     pub fn embed_query(&self, text: &str) -> Vec<f32> {
         self.embed("query: ", text, self.encoder.max_positions())
     }

@@ -139,27 +139,33 @@ impl Q8 {
         self.q.resize(x.len(), 0);
         self.d.resize(blocks, 0.0);
         self.offset.resize(blocks, 0.0);
-        quantize_blocks(kernel, x, &mut self.q, &mut self.d, &mut self.offset);
+        match kernel {
+            Kernel::Portable => quantize_blocks(x, &mut self.q, &mut self.d, &mut self.offset),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: both AVX2 kernels are only chosen after detecting AVX2 and FMA.
+            Kernel::Avx2 | Kernel::AvxVnni => unsafe {
+                avx2::quantize_blocks(x, &mut self.q, &mut self.d, &mut self.offset)
+            },
+        }
     }
 }
 
-multiversion! {
-    /// [`Q8::quantize`]'s loops, written so that they vectorize: the largest
-    /// magnitude is found on the floats' bits (a non-negative float's bits
-    /// order as its value), and no branch is taken per value.
-    fn quantize_blocks(x: &[f32], q: &mut [i8], d: &mut [f32], offset: &mut [f32]) {
-        for (((x, q), d), offset) in x.chunks_exact(QK).zip(q.chunks_exact_mut(QK)).zip(d).zip(offset) {
-            let amax = f32::from_bits(x.iter().fold(0, |m, v| m.max(v.to_bits() & 0x7fff_ffff)));
-            *d = amax / 127.0;
-            let inv = if *d > 0.0 { 1.0 / *d } else { 0.0 };
-            let mut sum = 0;
-            for (q, &v) in q.iter_mut().zip(x) {
-                let v = (round_ties_even(v * inv) as i32).clamp(-128, 127);
-                *q = v as i8;
-                sum += v;
-            }
-            *offset = (8 * sum) as f32;
+/// [`Q8::quantize`]'s loops, portably, written so that they vectorize
+/// where the compiler can: the largest magnitude is found on the floats'
+/// bits (a non-negative float's bits order as its value), and no branch is
+/// taken per value.
+fn quantize_blocks(x: &[f32], q: &mut [i8], d: &mut [f32], offset: &mut [f32]) {
+    for (((x, q), d), offset) in x.chunks_exact(QK).zip(q.chunks_exact_mut(QK)).zip(d).zip(offset) {
+        let amax = f32::from_bits(x.iter().fold(0, |m, v| m.max(v.to_bits() & 0x7fff_ffff)));
+        *d = amax / 127.0;
+        let inv = if *d > 0.0 { 1.0 / *d } else { 0.0 };
+        let mut sum = 0;
+        for (q, &v) in q.iter_mut().zip(x) {
+            let v = (round_ties_even(v * inv) as i32).clamp(-128, 127);
+            *q = v as i8;
+            sum += v;
         }
+        *offset = (8 * sum) as f32;
     }
 }
 
@@ -204,12 +210,14 @@ pub(crate) fn matmul(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f3
 fn expand_rows(w: &[u8], first: usize, nin: usize, wexp: &mut [u8], dw: &mut [f32]) {
     let nb = nin / QK;
     let rows = &w[first * nb * Q4_BLOCK_BYTES..(first + RO) * nb * Q4_BLOCK_BYTES];
-    for (i, block) in rows.chunks_exact(Q4_BLOCK_BYTES).enumerate() {
-        dw[i % nb * RO + i / nb] = block_scale(block);
-        let out = &mut wexp[i * QK..(i + 1) * QK];
-        for (j, &q) in block[2..].iter().enumerate() {
-            out[j] = q & 0x0f;
-            out[j + 16] = q >> 4;
+    for (r, (row, out)) in rows.chunks_exact(nb * Q4_BLOCK_BYTES).zip(wexp.chunks_exact_mut(nin)).enumerate() {
+        for (b, (block, out)) in row.chunks_exact(Q4_BLOCK_BYTES).zip(out.chunks_exact_mut(QK)).enumerate() {
+            dw[b * RO + r] = block_scale(block);
+            let (low, high) = out.split_at_mut(QK / 2);
+            for ((&q, low), high) in block[2..].iter().zip(low).zip(high) {
+                *low = q & 0x0f;
+                *high = q >> 4;
+            }
         }
     }
 }
@@ -245,6 +253,9 @@ fn matmul_portable(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
 mod avx2 {
     use super::{Q8, QK, RO, TILE, expand_rows};
     use std::arch::x86_64::*;
+
+    // A block's 8 rows' scales are one 8-lane vector.
+    const _: () = assert!(RO == 8);
 
     /// How a block's 32 nibbles meet its 32 activations: 8 lanes, each the
     /// sum of 4 products.
@@ -287,6 +298,45 @@ mod avx2 {
         unsafe {
             let wv = _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast());
             _mm256_cvtepi32_ps(D::dot(wv, a))
+        }
+    }
+
+    /// [`super::quantize_blocks`] in vectors (as GGML's
+    /// `quantize_row_q8_0`): the conversion rounds half to even, as the
+    /// portable loop does, and no value needs clamping, the largest being
+    /// 127 at most.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn quantize_blocks(x: &[f32], q: &mut [i8], d: &mut [f32], offset: &mut [f32]) {
+        let blocks = x.chunks_exact(QK).zip(q.chunks_exact_mut(QK)).zip(d).zip(offset);
+        for (((x, q), d), offset) in blocks {
+            // SAFETY: each block is 32 floats in and 32 bytes out.
+            unsafe {
+                let v: [__m256; 4] = std::array::from_fn(|i| _mm256_loadu_ps(x[i * 8..].as_ptr()));
+                let magnitude = _mm256_set1_ps(f32::from_bits(0x7fff_ffff));
+                let mut amax = _mm256_and_ps(v[0], magnitude);
+                for v in &v[1..] {
+                    amax = _mm256_max_ps(amax, _mm256_and_ps(*v, magnitude));
+                }
+                let half = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+                let half = _mm_max_ps(half, _mm_movehl_ps(half, half));
+                let amax = _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
+                *d = amax / 127.0;
+                let inv = _mm256_set1_ps(if *d > 0.0 { 1.0 / *d } else { 0.0 });
+                let i: [__m256i; 4] = std::array::from_fn(|k| _mm256_cvtps_epi32(_mm256_mul_ps(v[k], inv)));
+                let sum = _mm256_add_epi32(_mm256_add_epi32(i[0], i[1]), _mm256_add_epi32(i[2], i[3]));
+                let sum = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+                let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b01_00_11_10));
+                let sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, 0b10_11_00_01));
+                *offset = (8 * _mm_cvtsi128_si32(sum)) as f32;
+                // The packs work within 128-bit lanes; the permute puts the
+                // 32 bytes back in order.
+                let packed = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]), _mm256_packs_epi32(i[2], i[3]));
+                let ordered = _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+                _mm256_storeu_si256(q.as_mut_ptr().cast(), ordered);
+            }
         }
     }
 
@@ -336,7 +386,8 @@ mod avx2 {
                         let aq = &a.q[t * nin..(t + 1) * nin];
                         let (ad, off) = (&a.d[t * nb..(t + 1) * nb], &a.offset[t * nb..(t + 1) * nb]);
                         for ((sc, dw), &ad) in scale.chunks_exact_mut(RO).zip(dw.chunks_exact(RO)).zip(ad) {
-                            sc.iter_mut().zip(dw).for_each(|(sc, dw)| *sc = dw * ad);
+                            let product = _mm256_mul_ps(_mm256_loadu_ps(dw.as_ptr()), _mm256_set1_ps(ad));
+                            _mm256_storeu_ps(sc.as_mut_ptr(), product);
                         }
                         for r in (0..RO).step_by(4) {
                             let we = |i: usize| &wexp[(r + i) * nin..(r + i + 1) * nin];
@@ -398,6 +449,22 @@ mod tests {
             for (got, want) in y.iter().zip(&portable) {
                 assert!((got - want).abs() < 1e-3 * want.abs().max(1.0), "{kernel:?}: {got} against {want}");
             }
+        }
+    }
+
+    #[test]
+    fn every_kernel_quantizes_activations_as_the_portable_one() {
+        // Halves (ties), negatives, a zero block and values near the extremes.
+        let x: Vec<f32> =
+            (0..4 * QK).map(|i| if i < QK { 0.0 } else { ((i * 71 % 255) as f32 - 127.0) / 2.0 }).collect();
+        let quantized = |kernel| {
+            let mut a = Q8::default();
+            a.quantize(kernel, &x, 2 * QK);
+            (a.q, a.d, a.offset)
+        };
+        let portable = quantized(Kernel::Portable);
+        for kernel in Kernel::available() {
+            assert_eq!(quantized(kernel), portable, "{kernel:?}");
         }
     }
 

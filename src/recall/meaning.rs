@@ -32,43 +32,6 @@ pub const FLOOR: f32 = 0.80;
 /// from every English row).
 pub const WINDOW: f32 = 0.04;
 
-/// A query's vector, begun on a thread of its own: the encoder keeps a
-/// core busy for 10–20 ms, and the words' lookups meanwhile keep this
-/// one busy, so a search waits for the longer of the two, not their sum.
-pub struct QueryVector(Option<Pending>);
-
-enum Pending {
-    Thread(std::thread::JoinHandle<Vec<f32>>),
-    /// No thread could be had: computed when it is needed.
-    Here(&'static Embedder, String),
-}
-
-impl QueryVector {
-    /// Begins `text`'s vector by the model the store's vectors came from:
-    /// none when the store has no vectors (until `trae-mem embed` has run,
-    /// search finds by words alone) or their model cannot be loaded.
-    pub fn begin(store: &Store, text: &str) -> Result<QueryVector> {
-        let Some(embedder) = embed::of_store(store)? else { return Ok(QueryVector(None)) };
-        let owned = text.to_owned();
-        let thread =
-            std::thread::Builder::new().name("query vector".into()).spawn(move || embedder.embed_query(&owned));
-        Ok(QueryVector(Some(match thread {
-            Ok(handle) => Pending::Thread(handle),
-            Err(_) => Pending::Here(embedder, text.to_owned()),
-        })))
-    }
-
-    /// The vector, once computed, ready to meet the stored ones.
-    fn wait(self) -> Option<stored::Query> {
-        let vector = match self.0? {
-            // A panic there was printed; search goes on by words alone.
-            Pending::Thread(handle) => handle.join().ok()?,
-            Pending::Here(embedder, text) => embedder.embed_query(&text),
-        };
-        Some(stored::Query::new(&vector))
-    }
-}
-
 /// Which rows count as near.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bounds {
@@ -78,45 +41,93 @@ pub enum Bounds {
     None,
 }
 
-/// The rows (at most `limit`) whose vectors are nearest the query, nearest
-/// first, within `bounds`.
-pub fn nearest(
-    store: &Store,
-    query: QueryVector,
-    filters: &Filters,
-    tables: &[Table],
-    limit: usize,
-    bounds: Bounds,
-) -> Result<Vec<Near>> {
-    let floor = if bounds == Bounds::Search { FLOOR } else { f32::NEG_INFINITY };
-    let mut near = by_similarity(store, query, filters, tables, floor)?;
-    if bounds == Bounds::Search {
-        let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
-        near.retain(|n| n.similarity >= window);
-    }
-    near.truncate(limit);
-    Ok(near)
+/// The rows nearest a query, sought on a thread of its own: the encoder
+/// keeps a core busy for about 10 ms and the stored vectors take a few
+/// more to read (5 ms for 15,000), while the words' lookups and the reading
+/// of their candidates keep this thread busy, so a search waits for the
+/// longer of the two, not their sum. The thread reads through a
+/// connection of its own.
+pub struct Nearest(Option<Pending>);
+
+enum Pending {
+    Thread(std::thread::JoinHandle<Result<Vec<Near>>>),
+    /// No thread or connection could be had: sought when it is needed.
+    Here(Box<Seek>),
 }
 
-/// Every row with a vector at least `floor` near the query, nearest first.
-fn by_similarity(
-    store: &Store,
-    query: QueryVector,
-    filters: &Filters,
-    tables: &[Table],
-    floor: f32,
-) -> Result<Vec<Near>> {
-    let Some(query) = query.wait() else { return Ok(Vec::new()) };
-    let mut near: Vec<Near> = Vec::new();
-    for &table in tables {
-        store.each_vector(table, filters, |id, packed| {
-            if let Some(similarity) = query.similarity(packed)
-                && similarity >= floor
-            {
-                near.push(Near { table, id, similarity });
-            }
-        })?;
+/// What is sought: the rows (at most `limit`) whose vectors are nearest
+/// `text`'s, within `bounds`.
+struct Seek {
+    embedder: &'static Embedder,
+    text: String,
+    filters: Filters,
+    tables: Vec<Table>,
+    limit: usize,
+    bounds: Bounds,
+}
+
+impl Nearest {
+    /// Begins seeking the rows (at most `limit`) nearest `text` in meaning,
+    /// by the model the store's vectors came from: none when the store has
+    /// no vectors (until `trae-mem embed` has run, search finds by words
+    /// alone) or their model cannot be loaded.
+    pub fn begin(
+        store: &Store,
+        text: &str,
+        filters: &Filters,
+        tables: &[Table],
+        limit: usize,
+        bounds: Bounds,
+    ) -> Result<Nearest> {
+        let Some(embedder) = embed::of_store(store)? else { return Ok(Nearest(None)) };
+        let seek = || Seek {
+            embedder,
+            text: text.to_owned(),
+            filters: filters.clone(),
+            tables: tables.to_vec(),
+            limit,
+            bounds,
+        };
+        let Ok(reader) = store.reader() else { return Ok(Nearest(Some(Pending::Here(Box::new(seek()))))) };
+        let handed = seek();
+        let thread = std::thread::Builder::new().name("nearest rows".into()).spawn(move || handed.run(&reader));
+        Ok(Nearest(Some(match thread {
+            Ok(handle) => Pending::Thread(handle),
+            Err(_) => Pending::Here(Box::new(seek())),
+        })))
     }
-    near.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
-    Ok(near)
+
+    /// The rows sought, nearest first.
+    pub fn wait(self, store: &Store) -> Result<Vec<Near>> {
+        match self.0 {
+            None => Ok(Vec::new()),
+            // A panic there was printed; search goes on by words alone.
+            Some(Pending::Thread(handle)) => handle.join().unwrap_or_else(|_| Ok(Vec::new())),
+            Some(Pending::Here(seek)) => seek.run(store),
+        }
+    }
+}
+
+impl Seek {
+    fn run(self, store: &Store) -> Result<Vec<Near>> {
+        let query = stored::Query::new(&self.embedder.embed_query(&self.text));
+        let floor = if self.bounds == Bounds::Search { FLOOR } else { f32::NEG_INFINITY };
+        let mut near: Vec<Near> = Vec::new();
+        for &table in &self.tables {
+            store.each_vector(table, &self.filters, |id, packed| {
+                if let Some(similarity) = query.similarity(packed)
+                    && similarity >= floor
+                {
+                    near.push(Near { table, id, similarity });
+                }
+            })?;
+        }
+        near.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
+        if self.bounds == Bounds::Search {
+            let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
+            near.retain(|n| n.similarity >= window);
+        }
+        near.truncate(self.limit);
+        Ok(near)
+    }
 }

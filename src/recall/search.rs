@@ -13,7 +13,7 @@
 //! kind `summary`.
 
 use anyhow::Result;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::asking;
@@ -180,7 +180,8 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     if tables.is_empty() {
         return Ok(Vec::new());
     }
-    let query_vector = meaning::QueryVector::begin(store, &request.text)?;
+    let nearest =
+        meaning::Nearest::begin(store, &request.text, &request.filters, &tables, NEAREST, meaning::Bounds::Search)?;
     let Some(live) = live_terms(store, &query, &request.filters, &tables)? else {
         return Ok(Vec::new());
     };
@@ -194,7 +195,6 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.1.cmp(&a.0.1)));
     pool.truncate(POOL);
-    let near = meaning::nearest(store, query_vector, &request.filters, &tables, NEAREST, meaning::Bounds::Search)?;
     // A query that names something exact (an identifier, a path, quoted
     // text) asks for rows that hold it, and one word alone says too little
     // to be near anything in particular: meaning then only orders what
@@ -203,39 +203,28 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let one_word = query.terms.len() == 1 && !matches!(query.terms[0].needles[0].shape, Shape::Cjk);
     let meaning_finds = !exact && !one_word;
 
+    // The words' candidates are read and counted while the meaning's
+    // thread is still at work; the rows only meaning found, after it.
     let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
-    let mut documents = Vec::with_capacity(pool.len() + near.len());
-    let mut sources = Vec::with_capacity(pool.len() + near.len());
+    let nominees: FxHashSet<(Table, i64)> = pool.iter().map(|(source, _)| *source).collect();
+    let mut read = Vec::with_capacity(pool.len() + NEAREST);
+    read_candidates(store, &counter, &nominees, &mut read)?;
+    let near = nearest.wait(store)?;
+    let near_ones: FxHashSet<(Table, i64)> = near.iter().filter(|_| meaning_finds).map(|n| (n.table, n.id)).collect();
+    read_candidates(store, &counter, &(&near_ones - &nominees), &mut read)?;
+    read.sort_unstable_by_key(|r| r.source);
+
+    let mut documents = Vec::with_capacity(read.len());
+    let mut sources = Vec::with_capacity(read.len());
     let mut keys: FxHashMap<(Table, i64), usize> = FxHashMap::default();
-    for table in [Table::Observations, Table::Summaries] {
-        let nominees = pool.iter().map(|(source, _)| *source);
-        // Rows only meaning would add are read only when it may add them.
-        let near_ones = near.iter().filter(|_| meaning_finds).map(|n| (n.table, n.id));
-        let mut ids: Vec<i64> = nominees.chain(near_ones).filter(|s| s.0 == table).map(|s| s.1).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        if ids.is_empty() {
+    for Read { source, length, ts, voice, counts } in read {
+        let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
+        if missing_required || !near_ones.contains(&source) && counts.iter().all(|c| c.tf == 0.0) {
             continue;
         }
-        store.candidates(table, &ids, |candidate| {
-            let counts = counter.count(candidate.content);
-            let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
-            let admitted_by_meaning = meaning_finds && near.iter().any(|n| n.table == table && n.id == candidate.id);
-            if missing_required || !admitted_by_meaning && counts.iter().all(|c| c.tf == 0.0) {
-                return Ok(());
-            }
-            let voice = voice(&candidate);
-            keys.insert((table, candidate.id), documents.len());
-            documents.push(Document {
-                key: documents.len(),
-                length: candidate.content.len(),
-                ts: candidate.ts,
-                voice,
-                counts,
-            });
-            sources.push((table, candidate.id));
-            Ok(())
-        })?;
+        keys.insert(source, documents.len());
+        documents.push(Document { key: documents.len(), length, ts, voice, counts });
+        sources.push(source);
     }
     let worded: Vec<Document> = documents.iter().filter(|d| d.counts.iter().any(|c| c.tf > 0.0)).cloned().collect();
     let by_words: Vec<usize> = rank::rank(&worded, &weights).into_iter().map(|r| r.key).collect();
@@ -244,7 +233,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let ranked = fuse::fuse(&by_words, &by_meaning, meaning_weight);
     // Twins are told apart as hits are read, not for every candidate: the
     // folding reads a whole text, and most candidates are never shown.
-    let mut seen_twins = rustc_hash::FxHashSet::default();
+    let mut seen_twins = FxHashSet::default();
     let mut skipped = 0;
     let mut hits = Vec::new();
     for fuse::Fused { key, score, by } in ranked {
@@ -276,6 +265,42 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
         hits.push(SearchHit::new(row, table, id, Found { score, by: Some(by), matched }, &marks));
     }
     Ok(hits)
+}
+
+/// A candidate read and counted, not yet admitted.
+struct Read {
+    source: (Table, i64),
+    length: usize,
+    ts: i64,
+    voice: Voice,
+    counts: Vec<rank::Count>,
+}
+
+/// Reads the public rows among `sources` and counts the query's terms in each.
+fn read_candidates(
+    store: &Store,
+    counter: &rank::Counter,
+    sources: &FxHashSet<(Table, i64)>,
+    read: &mut Vec<Read>,
+) -> Result<()> {
+    for table in [Table::Observations, Table::Summaries] {
+        let mut ids: Vec<i64> = sources.iter().filter(|s| s.0 == table).map(|s| s.1).collect();
+        if ids.is_empty() {
+            continue;
+        }
+        ids.sort_unstable();
+        store.candidates(table, &ids, |candidate| {
+            read.push(Read {
+                source: (table, candidate.id),
+                length: candidate.content.len(),
+                ts: candidate.ts,
+                voice: voice(&candidate),
+                counts: counter.count(candidate.content),
+            });
+            Ok(())
+        })?;
+    }
+    Ok(())
 }
 
 /// What a candidate does with its words: a prompt asks, as does the

@@ -140,6 +140,21 @@ impl Store {
         Ok(Self { conn, path: path.to_owned(), index, busy_timeout: options.busy_timeout })
     }
 
+    /// Another connection to this store's file, read-only, for a thread
+    /// that reads beside this one (search's meaning half). It skips what
+    /// `open` prepares: this store has done it.
+    pub fn reader(&self) -> Result<Store> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .with_context(|| format!("cannot open the database {}", self.path.display()))?;
+        wait_for_locks(&conn, self.busy_timeout);
+        conn.execute_batch("PRAGMA mmap_size = 1073741824;")?;
+        tokenizer::register(&conn)?;
+        Ok(Self { conn, path: self.path.clone(), index: self.index, busy_timeout: self.busy_timeout })
+    }
+
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path
