@@ -288,19 +288,6 @@ mod avx2 {
         }
     }
 
-    /// Block `b`'s integer dot product of nibbles and activations, in 8 lanes.
-    ///
-    /// # Safety
-    /// As [`Dot::dot`].
-    #[inline(always)]
-    unsafe fn block<D: Dot>(w: &[u8], a: __m256i, b: usize) -> __m256 {
-        // SAFETY: block b of the weights is 32 bytes; the rest as `Dot::dot`.
-        unsafe {
-            let wv = _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast());
-            _mm256_cvtepi32_ps(D::dot(wv, a))
-        }
-    }
-
     /// [`super::quantize_blocks`] in vectors (as GGML's
     /// `quantize_row_q8_0`): the conversion rounds half to even, as the
     /// portable loop does, and no value needs clamping, the largest being
@@ -360,62 +347,109 @@ mod avx2 {
         unsafe { kernel::<Vnni>(w, bias, a, y) }
     }
 
-    /// See [`super::matmul`]. Four rows at a time, each in its own 8-lane
-    /// accumulator, scaled block by block; the offset of 8 in the nibbles is
-    /// taken out in a fifth accumulator, and the four rows summed together.
+    /// See [`super::matmul`]. Two tokens at a time, against four rows at a
+    /// time: each row's bytes are loaded once for both tokens, and each
+    /// (token, row) pair sums in its own 8-lane accumulator, scaled block by
+    /// block; the offset of 8 in the nibbles is taken out in one more
+    /// accumulator per token, and the four rows summed together.
     ///
     /// # Safety
     /// Only inlined into a function compiled for AVX2, FMA and what `D` uses.
     #[inline(always)]
     unsafe fn kernel<D: Dot>(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
-        // SAFETY: the loads and stores below stay within the slices they
-        // are taken from; the instructions are the caller's to have.
-        unsafe {
-            let (nin, nout) = (a.nin, bias.len());
+        let (nin, nout) = (a.nin, bias.len());
+        let nb = nin / QK;
+        let mut wexp = vec![0u8; RO * nin];
+        let mut dw = vec![0f32; RO * nb];
+        // Per token: each block's weight scales times its activation scale,
+        // so that 4 rows' scales of a block are one load.
+        let mut scales = [vec![0f32; nb * RO], vec![0f32; nb * RO]];
+        for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
+            let tokens = y.len() / nout;
+            for first in (0..nout).step_by(RO) {
+                expand_rows(w, first, nin, &mut wexp, &mut dw);
+                let mut t = 0;
+                while t < tokens {
+                    let pair = tokens - t >= 2;
+                    let at = Rows { wexp: &wexp, dw: &dw, bias, a, first, token: tile * TILE + t };
+                    let out = &mut y[t * nout..];
+                    // SAFETY: as this function's.
+                    unsafe {
+                        match pair {
+                            true => at.times::<D, 2>(&mut scales, out),
+                            false => at.times::<D, 1>(&mut scales, out),
+                        }
+                    }
+                    t += if pair { 2 } else { 1 };
+                }
+            }
+        }
+    }
+
+    /// `RO` unpacked rows, from row `first`, and the tokens from `token` on.
+    struct Rows<'a> {
+        wexp: &'a [u8],
+        dw: &'a [f32],
+        bias: &'a [f32],
+        a: &'a Q8,
+        first: usize,
+        token: usize,
+    }
+
+    impl Rows<'_> {
+        /// The rows' outputs for `N` tokens, into `y` (whose row `n` is token
+        /// `token + n`'s outputs).
+        ///
+        /// # Safety
+        /// As [`kernel`].
+        #[inline(always)]
+        unsafe fn times<D: Dot, const N: usize>(&self, scales: &mut [Vec<f32>; 2], y: &mut [f32]) {
+            let (nin, nout) = (self.a.nin, self.bias.len());
             let nb = nin / QK;
-            let mut wexp = vec![0u8; RO * nin];
-            let mut dw = vec![0f32; RO * nb];
-            // Per token: each block's weight scales times its activation scale,
-            // so that 4 rows' scales of a block are one load.
-            let mut scale = vec![0f32; nb * RO];
-            for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
-                for first in (0..nout).step_by(RO) {
-                    expand_rows(w, first, nin, &mut wexp, &mut dw);
-                    for (t, yt) in y.chunks_exact_mut(nout).enumerate() {
-                        let t = tile * TILE + t;
-                        let aq = &a.q[t * nin..(t + 1) * nin];
-                        let (ad, off) = (&a.d[t * nb..(t + 1) * nb], &a.offset[t * nb..(t + 1) * nb]);
-                        for ((sc, dw), &ad) in scale.chunks_exact_mut(RO).zip(dw.chunks_exact(RO)).zip(ad) {
-                            let product = _mm256_mul_ps(_mm256_loadu_ps(dw.as_ptr()), _mm256_set1_ps(ad));
-                            _mm256_storeu_ps(sc.as_mut_ptr(), product);
-                        }
-                        for r in (0..RO).step_by(4) {
-                            let we = |i: usize| &wexp[(r + i) * nin..(r + i + 1) * nin];
-                            let (w0, w1, w2, w3) = (we(0), we(1), we(2), we(3));
-                            let mut acc = [_mm256_setzero_ps(); 4];
-                            let mut corr = _mm_setzero_ps();
-                            for b in 0..nb {
-                                // Block b of the activations is 32 bytes.
-                                let av = _mm256_loadu_si256(aq[b * QK..(b + 1) * QK].as_ptr().cast());
-                                let sc = &scale[b * RO + r..b * RO + r + 4];
-                                acc[0] = _mm256_fmadd_ps(block::<D>(w0, av, b), _mm256_set1_ps(sc[0]), acc[0]);
-                                acc[1] = _mm256_fmadd_ps(block::<D>(w1, av, b), _mm256_set1_ps(sc[1]), acc[1]);
-                                acc[2] = _mm256_fmadd_ps(block::<D>(w2, av, b), _mm256_set1_ps(sc[2]), acc[2]);
-                                acc[3] = _mm256_fmadd_ps(block::<D>(w3, av, b), _mm256_set1_ps(sc[3]), acc[3]);
-                                // 4 scales.
-                                let sc = _mm_loadu_ps(sc.as_ptr());
-                                corr = _mm_fmadd_ps(sc, _mm_set1_ps(off[b]), corr);
+            let first = self.first;
+            // SAFETY: the loads and stores below stay within the slices they
+            // are taken from; the instructions are the caller's to have.
+            unsafe {
+                for (n, scale) in scales.iter_mut().enumerate().take(N) {
+                    let ad = &self.a.d[(self.token + n) * nb..(self.token + n + 1) * nb];
+                    for ((sc, dw), &ad) in scale.chunks_exact_mut(RO).zip(self.dw.chunks_exact(RO)).zip(ad) {
+                        let product = _mm256_mul_ps(_mm256_loadu_ps(dw.as_ptr()), _mm256_set1_ps(ad));
+                        _mm256_storeu_ps(sc.as_mut_ptr(), product);
+                    }
+                }
+                let aq: [&[i8]; N] =
+                    std::array::from_fn(|n| &self.a.q[(self.token + n) * nin..(self.token + n + 1) * nin]);
+                let off: [&[f32]; N] =
+                    std::array::from_fn(|n| &self.a.offset[(self.token + n) * nb..(self.token + n + 1) * nb]);
+                for r in (0..RO).step_by(4) {
+                    let we = |i: usize| &self.wexp[(r + i) * nin..(r + i + 1) * nin];
+                    let (w0, w1, w2, w3) = (we(0), we(1), we(2), we(3));
+                    let mut acc = [[_mm256_setzero_ps(); 4]; N];
+                    let mut corr = [_mm_setzero_ps(); N];
+                    for b in 0..nb {
+                        let wv = |w: &[u8]| _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast());
+                        let wv = [wv(w0), wv(w1), wv(w2), wv(w3)];
+                        for n in 0..N {
+                            // Block b of the activations is 32 bytes.
+                            let av = _mm256_loadu_si256(aq[n][b * QK..(b + 1) * QK].as_ptr().cast());
+                            let sc = &scales[n][b * RO + r..b * RO + r + 4];
+                            for i in 0..4 {
+                                let dot = _mm256_cvtepi32_ps(D::dot(wv[i], av));
+                                acc[n][i] = _mm256_fmadd_ps(dot, _mm256_set1_ps(sc[i]), acc[n][i]);
                             }
-                            // Lane i of the sum: row r + i, all its 8 lanes added.
-                            let h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
-                            let sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-                            let out = &mut yt[first + r..first + r + 4];
-                            // 4 biases, and 4 outputs to write.
-                            {
-                                let bias = _mm_loadu_ps(bias[first + r..first + r + 4].as_ptr());
-                                _mm_storeu_ps(out.as_mut_ptr(), _mm_sub_ps(_mm_add_ps(sums, bias), corr));
-                            }
+                            // 4 scales.
+                            corr[n] = _mm_fmadd_ps(_mm_loadu_ps(sc.as_ptr()), _mm_set1_ps(off[n][b]), corr[n]);
                         }
+                    }
+                    for n in 0..N {
+                        let acc = &acc[n];
+                        // Lane i of the sum: row r + i, all its 8 lanes added.
+                        let h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+                        let sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+                        let out = &mut y[n * nout + first + r..n * nout + first + r + 4];
+                        // 4 biases, and 4 outputs to write.
+                        let bias = _mm_loadu_ps(self.bias[first + r..first + r + 4].as_ptr());
+                        _mm_storeu_ps(out.as_mut_ptr(), _mm_sub_ps(_mm_add_ps(sums, bias), corr[n]));
                     }
                 }
             }
