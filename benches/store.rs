@@ -3,18 +3,19 @@
 //! without vectors and with them.
 //!
 //! `cargo bench --bench store -- --observations 100000` (the default), or
-//! 1000000. Prints medians and p95; timings are in-process and warm.
-//! `--index like|unicode61` measures another index mode, and
-//! `--max-row-bytes N` caps the length of the corpus's rows.
+//! 1000000. Prints medians and p95; timings are in-process and warm, then
+//! questions again as a client asks them, whole process, beside a floor.
+//! `--index like|unicode61` measures another index mode,
+//! `--max-row-bytes N` caps the length of the corpus's rows, `--keep` keeps
+//! the home it made, and `--store DIR` times search alone on such a home.
 
 #[path = "support/corpus.rs"]
 mod corpus;
-// Only its percentiles: this benchmark spawns nothing.
 #[path = "support/run.rs"]
-#[allow(dead_code)]
 mod run;
 
 use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use run::percentile;
@@ -24,68 +25,24 @@ use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
-    let rounds: usize = flag("--rounds").map_or(Ok(30), |v| v.parse())?;
-
+    let rounds: usize = flag(&args, "--rounds").map_or(Ok(30), |v| v.parse())?;
     let dir = tempfile::tempdir()?;
-    if args.iter().any(|a| a == "--keep") {
-        println!("keeping {}", dir.path().display());
-    }
-    let export = dir.path().join("corpus.jsonl");
-    let raw_bytes = {
-        let mut out = BufWriter::new(std::fs::File::create(&export)?);
-        let mut corpus = corpus::Corpus::new(7);
-        // `--max-row-bytes 6000` makes rows no longer than a hook stores
-        // (2,000 characters of tool input and 4,000 of its output).
-        corpus.max_length = flag("--max-row-bytes").map_or(Ok(usize::MAX), |v| v.parse())?;
-        corpus.write_export(observations, &mut out)?
+    let home = match flag(&args, "--store") {
+        Some(kept) => PathBuf::from(kept),
+        None => dir.path().to_owned(),
     };
-    println!("corpus: {observations} observations, {:.1} MB of text", raw_bytes as f64 / 1e6);
-
-    let db = dir.path().join(DB_FILE);
-    let index = flag("--index").map(|m| m.parse()).transpose()?;
-    let mut store = Store::open(&db, &OpenOptions { index, ..OpenOptions::default() })?;
-    let started = Instant::now();
-    let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(&export)?);
-    let report = store.take_in(Records::File { input: &mut input, progress: &mut |_| {} })?;
-    let seconds = started.elapsed().as_secs_f64();
-    assert_eq!(report.observations as usize, observations);
-    println!(
-        "import: {:.0} observations/s, {:.1} MB/s of text ({observations} in {seconds:.1} s, index {})",
-        observations as f64 / seconds,
-        raw_bytes as f64 / 1e6 / seconds,
-        store.index_mode()
-    );
-
-    store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
-    let db_bytes = std::fs::metadata(&db)?.len();
-    println!(
-        "size: {:.1} MB database for {:.1} MB text = {:.2}x",
-        db_bytes as f64 / 1e6,
-        raw_bytes as f64 / 1e6,
-        db_bytes as f64 / raw_bytes as f64
-    );
-
-    // Vectors, as `trae-mem embed` gives an existing store: how long the
-    // backfill takes and how much the file grows.
-    let started = Instant::now();
-    let (embedder, model) = embed::configured(None, dir.path())?;
-    let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
-    let seconds = started.elapsed().as_secs_f64();
-    store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
-    let with_vectors = std::fs::metadata(&db)?.len();
-    println!(
-        "vectors: {} rows embedded in {seconds:.1} s ({:.0} rows/s, {:.0} observations/s of the store); \
-         database {:.1} MB, {:+.1}% over {:.1} MB without",
-        filled.embedded,
-        filled.embedded as f64 / seconds,
-        observations as f64 / seconds,
-        with_vectors as f64 / 1e6,
-        (with_vectors as f64 / db_bytes as f64 - 1.0) * 100.0,
-        db_bytes as f64 / 1e6,
-    );
-
+    let store = match flag(&args, "--store") {
+        // A home kept by `--keep` (or any store): its search alone is timed.
+        Some(_) => {
+            Store::open(&home.join(DB_FILE), &OpenOptions { may_rebuild_index: false, ..OpenOptions::default() })?
+        }
+        None => {
+            if args.iter().any(|a| a == "--keep") {
+                println!("keeping {}", home.display());
+            }
+            build(&args, &home)?
+        }
+    };
     // Warm up, then time each query `rounds` times.
     let search = |text: &str| {
         let request = SearchRequest { text: text.to_owned(), filters: Filters::default(), limit: 20, offset: 0 };
@@ -125,10 +82,104 @@ fn main() -> anyhow::Result<()> {
         percentile(&mut all, 50.0),
         percentile(&mut all, 95.0)
     );
+    whole_process(&home, rounds)?;
     if args.iter().any(|a| a == "--keep") {
         let _ = dir.keep();
     }
     Ok(())
+}
+
+/// Questions as a client asks them: `trae-mem search` from spawn to exit,
+/// interleaved with `trae-mem --version` (the floor: a process that starts,
+/// parses its arguments and exits), measured in the same run.
+fn whole_process(home: &Path, rounds: usize) -> anyhow::Result<()> {
+    let exe = Path::new(env!("CARGO_BIN_EXE_trae-mem"));
+    let questions = QUERIES.iter().filter(|(category, _)| *category == "question");
+    let (mut floor, mut all) = (Vec::new(), Vec::new());
+    for (_, q) in questions {
+        let mut times = Vec::with_capacity(rounds);
+        run::spawn(exe, &["search", q], home, b"")?;
+        for _ in 0..rounds {
+            floor.push(run::spawn(exe, &["--version"], home, b"")?);
+            times.push(run::spawn(exe, &["search", q], home, b"")?);
+        }
+        println!("  {q:<30} {:>7.2} ms median, whole process", percentile(&mut times.clone(), 50.0));
+        all.extend(times);
+    }
+    let floor = percentile(&mut floor, 50.0);
+    println!(
+        "search question    whole process p50 {:>7.2} ms  p95 {:>7.2} ms (floor, `trae-mem --version`: p50 {floor:.2} ms)",
+        percentile(&mut all, 50.0),
+        percentile(&mut all, 95.0)
+    );
+    Ok(())
+}
+
+/// The value after `name` among the arguments.
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+/// A store of `--observations` generated rows in `home`, imported and given
+/// its vectors, each step timed, and the file's size before and after.
+fn build(args: &[String], home: &Path) -> anyhow::Result<Store> {
+    let flag = |name: &str| flag(args, name);
+    let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
+    let export = home.join("corpus.jsonl");
+    let raw_bytes = {
+        let mut out = BufWriter::new(std::fs::File::create(&export)?);
+        let mut corpus = corpus::Corpus::new(7);
+        // `--max-row-bytes 6000` makes rows no longer than a hook stores
+        // (2,000 characters of tool input and 4,000 of its output).
+        corpus.max_length = flag("--max-row-bytes").map_or(Ok(usize::MAX), |v| v.parse())?;
+        corpus.write_export(observations, &mut out)?
+    };
+    println!("corpus: {observations} observations, {:.1} MB of text", raw_bytes as f64 / 1e6);
+
+    let db = home.join(DB_FILE);
+    let index = flag("--index").map(|m| m.parse()).transpose()?;
+    let mut store = Store::open(&db, &OpenOptions { index, ..OpenOptions::default() })?;
+    let started = Instant::now();
+    let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(&export)?);
+    let report = store.take_in(Records::File { input: &mut input, progress: &mut |_| {} })?;
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(report.observations as usize, observations);
+    println!(
+        "import: {:.0} observations/s, {:.1} MB/s of text ({observations} in {seconds:.1} s, index {})",
+        observations as f64 / seconds,
+        raw_bytes as f64 / 1e6 / seconds,
+        store.index_mode()
+    );
+
+    store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    let db_bytes = std::fs::metadata(&db)?.len();
+    println!(
+        "size: {:.1} MB database for {:.1} MB text = {:.2}x",
+        db_bytes as f64 / 1e6,
+        raw_bytes as f64 / 1e6,
+        db_bytes as f64 / raw_bytes as f64
+    );
+
+    // Vectors, as `trae-mem embed` gives an existing store: how long the
+    // backfill takes and how much the file grows.
+    let started = Instant::now();
+    let (embedder, model) = embed::configured(None, home)?;
+    let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
+    let seconds = started.elapsed().as_secs_f64();
+    store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    let with_vectors = std::fs::metadata(&db)?.len();
+    println!(
+        "vectors: {} rows embedded in {seconds:.1} s ({:.0} rows/s, {:.0} observations/s of the store); \
+         database {:.1} MB, {:+.1}% over {:.1} MB without",
+        filled.embedded,
+        filled.embedded as f64 / seconds,
+        observations as f64 / seconds,
+        with_vectors as f64 / 1e6,
+        (with_vectors as f64 / db_bytes as f64 - 1.0) * 100.0,
+        db_bytes as f64 / 1e6,
+    );
+
+    Ok(store)
 }
 
 /// The fixed query mix, by category.
