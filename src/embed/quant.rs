@@ -251,18 +251,18 @@ fn matmul_portable(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Q8, QK, RO, TILE, expand_rows};
+    use super::{Q4_BLOCK_BYTES, Q8, QK, RO, TILE, block_scale};
     use std::arch::x86_64::*;
 
-    // A block's 8 rows' scales are one 8-lane vector.
+    // A group's 8 rows are the 8 lanes of a vector.
     const _: () = assert!(RO == 8);
 
-    /// How a block's 32 nibbles meet its 32 activations: 8 lanes, each the
-    /// sum of 4 products.
+    /// How 32 weight bytes meet 32 activation bytes: 8 lanes, each adding
+    /// the sum of 4 products to its own.
     trait Dot {
         /// # Safety
         /// Only inlined into a function compiled for the instructions used.
-        unsafe fn dot(w: __m256i, a: __m256i) -> __m256i;
+        unsafe fn dot_add(sums: __m256i, w: __m256i, a: __m256i) -> __m256i;
     }
 
     /// AVX2: products summed in pairs to 16 bits, then in pairs to 32.
@@ -270,9 +270,9 @@ mod avx2 {
 
     impl Dot for Madd {
         #[inline(always)]
-        unsafe fn dot(w: __m256i, a: __m256i) -> __m256i {
+        unsafe fn dot_add(sums: __m256i, w: __m256i, a: __m256i) -> __m256i {
             // SAFETY: see the trait.
-            unsafe { _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1)) }
+            unsafe { _mm256_add_epi32(sums, _mm256_madd_epi16(_mm256_maddubs_epi16(w, a), _mm256_set1_epi16(1))) }
         }
     }
 
@@ -282,9 +282,9 @@ mod avx2 {
 
     impl Dot for Vnni {
         #[inline(always)]
-        unsafe fn dot(w: __m256i, a: __m256i) -> __m256i {
+        unsafe fn dot_add(sums: __m256i, w: __m256i, a: __m256i) -> __m256i {
             // SAFETY: see the trait.
-            unsafe { _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), w, a) }
+            unsafe { _mm256_dpbusd_avx_epi32(sums, w, a) }
         }
     }
 
@@ -347,111 +347,163 @@ mod avx2 {
         unsafe { kernel::<Vnni>(w, bias, a, y) }
     }
 
-    /// See [`super::matmul`]. Two tokens at a time, against four rows at a
-    /// time: each row's bytes are loaded once for both tokens, and each
-    /// (token, row) pair sums in its own 8-lane accumulator, scaled block by
-    /// block; the offset of 8 in the nibbles is taken out in one more
-    /// accumulator per token, and the four rows summed together.
+    /// Bytes of one block of `RO` rows, unpacked.
+    const BLOCK_ROWS: usize = RO * QK;
+
+    /// See [`super::matmul`]. The 8 rows of a group are unpacked side by
+    /// side (`expand_interleaved`), so that each lane of a sum is one row's:
+    /// a block's 32 products for 8 rows take 8 dot-product instructions,
+    /// each of 4 weights of every row against the same 4 activations, and
+    /// the block's scales then apply to the 8 rows at once. Two tokens are
+    /// taken a pass, loading the weights once for both.
     ///
     /// # Safety
     /// Only inlined into a function compiled for AVX2, FMA and what `D` uses.
     #[inline(always)]
     unsafe fn kernel<D: Dot>(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
         let (nin, nout) = (a.nin, bias.len());
-        let nb = nin / QK;
         let mut wexp = vec![0u8; RO * nin];
-        let mut dw = vec![0f32; RO * nb];
-        // Per token: each block's weight scales times its activation scale,
-        // so that 4 rows' scales of a block are one load.
-        let mut scales = [vec![0f32; nb * RO], vec![0f32; nb * RO]];
+        let mut dw = vec![0f32; RO * (nin / QK)];
         for (tile, y) in y.chunks_mut(TILE * nout).enumerate() {
             let tokens = y.len() / nout;
             for first in (0..nout).step_by(RO) {
-                expand_rows(w, first, nin, &mut wexp, &mut dw);
+                // SAFETY: as this function's.
+                unsafe { expand_interleaved(w, first, nin, &mut wexp, &mut dw) };
+                let group = Group { wexp: &wexp, dw: &dw, bias: &bias[first..first + RO], a };
                 let mut t = 0;
                 while t < tokens {
-                    let pair = tokens - t >= 2;
-                    let at = Rows { wexp: &wexp, dw: &dw, bias, a, first, token: tile * TILE + t };
-                    let out = &mut y[t * nout..];
+                    let token = tile * TILE + t;
+                    let out = |n: usize| (t + n) * nout + first;
                     // SAFETY: as this function's.
                     unsafe {
-                        match pair {
-                            true => at.times::<D, 2>(&mut scales, out),
-                            false => at.times::<D, 1>(&mut scales, out),
+                        if tokens - t >= 2 {
+                            let [y0, y1] = group.times::<D, 2>(token);
+                            _mm256_storeu_ps(y[out(0)..out(0) + RO].as_mut_ptr(), y0);
+                            _mm256_storeu_ps(y[out(1)..out(1) + RO].as_mut_ptr(), y1);
+                            t += 2;
+                        } else {
+                            let [y0] = group.times::<D, 1>(token);
+                            _mm256_storeu_ps(y[out(0)..out(0) + RO].as_mut_ptr(), y0);
+                            t += 1;
                         }
                     }
-                    t += if pair { 2 } else { 1 };
                 }
             }
         }
     }
 
-    /// `RO` unpacked rows, from row `first`, and the tokens from `token` on.
-    struct Rows<'a> {
+    /// Unpacks the `RO` rows from `first` for [`kernel`]: block by block,
+    /// 8 groups of 32 bytes, group j holding weights 4j..4j+4 of row 0, then
+    /// of row 1, and so on (an 8 by 8 transpose of 4-byte pieces). The
+    /// scales as [`super::expand_rows`] lays them out.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline(always)]
+    unsafe fn expand_interleaved(w: &[u8], first: usize, nin: usize, wexp: &mut [u8], dw: &mut [f32]) {
+        let nb = nin / QK;
+        let row_bytes = nb * Q4_BLOCK_BYTES;
+        let rows = &w[first * row_bytes..(first + RO) * row_bytes];
+        // SAFETY: every load is a block's 16 bytes of nibbles, every store
+        // 32 bytes within the group's block.
+        unsafe {
+            let low = _mm_set1_epi8(0x0f);
+            for (b, (dw, out)) in dw.chunks_exact_mut(RO).zip(wexp.chunks_exact_mut(BLOCK_ROWS)).enumerate() {
+                // Closures and `array::from_fn` would not be compiled for
+                // AVX2, nor inlined: plain loops here.
+                let mut r = [_mm256_setzero_si256(); RO];
+                for (row, (r, dw)) in r.iter_mut().zip(dw.iter_mut()).enumerate() {
+                    let block = &rows[row * row_bytes + b * Q4_BLOCK_BYTES..][..Q4_BLOCK_BYTES];
+                    *dw = block_scale(block);
+                    let q = _mm_loadu_si128(block[2..].as_ptr().cast());
+                    *r = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), low), _mm_and_si128(q, low));
+                }
+                let t0 = _mm256_unpacklo_epi32(r[0], r[1]);
+                let t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+                let t2 = _mm256_unpacklo_epi32(r[2], r[3]);
+                let t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+                let t4 = _mm256_unpacklo_epi32(r[4], r[5]);
+                let t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+                let t6 = _mm256_unpacklo_epi32(r[6], r[7]);
+                let t7 = _mm256_unpackhi_epi32(r[6], r[7]);
+                // Pieces j and j + 4 of rows 0-3 (u0-u3), and of rows 4-7 (u4-u7).
+                let u = [
+                    _mm256_unpacklo_epi64(t0, t2),
+                    _mm256_unpackhi_epi64(t0, t2),
+                    _mm256_unpacklo_epi64(t1, t3),
+                    _mm256_unpackhi_epi64(t1, t3),
+                    _mm256_unpacklo_epi64(t4, t6),
+                    _mm256_unpackhi_epi64(t4, t6),
+                    _mm256_unpacklo_epi64(t5, t7),
+                    _mm256_unpackhi_epi64(t5, t7),
+                ];
+                for j in 0..4 {
+                    let lower = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
+                    let upper = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
+                    _mm256_storeu_si256(out[j * 32..].as_mut_ptr().cast(), lower);
+                    _mm256_storeu_si256(out[(j + 4) * 32..].as_mut_ptr().cast(), upper);
+                }
+            }
+        }
+    }
+
+    /// A group of `RO` rows, unpacked by [`expand_interleaved`], and the
+    /// activations they meet.
+    struct Group<'a> {
         wexp: &'a [u8],
         dw: &'a [f32],
         bias: &'a [f32],
         a: &'a Q8,
-        first: usize,
-        token: usize,
     }
 
-    impl Rows<'_> {
-        /// The rows' outputs for `N` tokens, into `y` (whose row `n` is token
-        /// `token + n`'s outputs).
+    impl Group<'_> {
+        /// The group's 8 outputs for each of the `N` tokens from `token` on.
         ///
         /// # Safety
         /// As [`kernel`].
         #[inline(always)]
-        unsafe fn times<D: Dot, const N: usize>(&self, scales: &mut [Vec<f32>; 2], y: &mut [f32]) {
-            let (nin, nout) = (self.a.nin, self.bias.len());
+        unsafe fn times<D: Dot, const N: usize>(&self, token: usize) -> [__m256; N] {
+            let (nin, a) = (self.a.nin, self.a);
             let nb = nin / QK;
-            let first = self.first;
-            // SAFETY: the loads and stores below stay within the slices they
-            // are taken from; the instructions are the caller's to have.
+            // SAFETY: the loads stay within the slices they are taken from;
+            // the instructions are the caller's to have.
             unsafe {
-                for (n, scale) in scales.iter_mut().enumerate().take(N) {
-                    let ad = &self.a.d[(self.token + n) * nb..(self.token + n + 1) * nb];
-                    for ((sc, dw), &ad) in scale.chunks_exact_mut(RO).zip(self.dw.chunks_exact(RO)).zip(ad) {
-                        let product = _mm256_mul_ps(_mm256_loadu_ps(dw.as_ptr()), _mm256_set1_ps(ad));
-                        _mm256_storeu_ps(sc.as_mut_ptr(), product);
+                let mut sums = [_mm256_setzero_ps(); N];
+                let mut corr = [_mm256_setzero_ps(); N];
+                for (b, (w, dw)) in self.wexp.chunks_exact(BLOCK_ROWS).zip(self.dw.chunks_exact(RO)).enumerate() {
+                    // Each token's 32 activations of the block.
+                    let mut act = [std::ptr::null::<u8>(); N];
+                    for (n, act) in act.iter_mut().enumerate() {
+                        *act = a.q[(token + n) * nin + b * QK..][..QK].as_ptr().cast();
                     }
-                }
-                let aq: [&[i8]; N] =
-                    std::array::from_fn(|n| &self.a.q[(self.token + n) * nin..(self.token + n + 1) * nin]);
-                let off: [&[f32]; N] =
-                    std::array::from_fn(|n| &self.a.offset[(self.token + n) * nb..(self.token + n + 1) * nb]);
-                for r in (0..RO).step_by(4) {
-                    let we = |i: usize| &self.wexp[(r + i) * nin..(r + i + 1) * nin];
-                    let (w0, w1, w2, w3) = (we(0), we(1), we(2), we(3));
-                    let mut acc = [[_mm256_setzero_ps(); 4]; N];
-                    let mut corr = [_mm_setzero_ps(); N];
-                    for b in 0..nb {
-                        let wv = |w: &[u8]| _mm256_loadu_si256(w[b * QK..(b + 1) * QK].as_ptr().cast());
-                        let wv = [wv(w0), wv(w1), wv(w2), wv(w3)];
-                        for n in 0..N {
-                            // Block b of the activations is 32 bytes.
-                            let av = _mm256_loadu_si256(aq[n][b * QK..(b + 1) * QK].as_ptr().cast());
-                            let sc = &scales[n][b * RO + r..b * RO + r + 4];
-                            for i in 0..4 {
-                                let dot = _mm256_cvtepi32_ps(D::dot(wv[i], av));
-                                acc[n][i] = _mm256_fmadd_ps(dot, _mm256_set1_ps(sc[i]), acc[n][i]);
-                            }
-                            // 4 scales.
-                            corr[n] = _mm_fmadd_ps(_mm_loadu_ps(sc.as_ptr()), _mm_set1_ps(off[n][b]), corr[n]);
+                    // Four sums a token, taking turns: a dot-product
+                    // instruction takes several cycles, and consecutive
+                    // ones into one sum would wait for each other.
+                    let mut partial = [[_mm256_setzero_si256(); 4]; N];
+                    for j in 0..QK / 4 {
+                        // Piece j of the 8 rows: 32 bytes within the block's
+                        // 256; 4 bytes within each token's 32 activations.
+                        let wv = _mm256_loadu_si256(w.as_ptr().add(j * 32).cast());
+                        for (partial, act) in partial.iter_mut().zip(act) {
+                            let av = _mm256_set1_epi32(act.add(j * 4).cast::<i32>().read_unaligned());
+                            partial[j % 4] = D::dot_add(partial[j % 4], wv, av);
                         }
                     }
+                    let dw = _mm256_loadu_ps(dw.as_ptr());
                     for n in 0..N {
-                        let acc = &acc[n];
-                        // Lane i of the sum: row r + i, all its 8 lanes added.
-                        let h = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
-                        let sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-                        let out = &mut y[n * nout + first + r..n * nout + first + r + 4];
-                        // 4 biases, and 4 outputs to write.
-                        let bias = _mm_loadu_ps(self.bias[first + r..first + r + 4].as_ptr());
-                        _mm_storeu_ps(out.as_mut_ptr(), _mm_sub_ps(_mm_add_ps(sums, bias), corr[n]));
+                        let [p0, p1, p2, p3] = partial[n];
+                        let dot = _mm256_add_epi32(_mm256_add_epi32(p0, p1), _mm256_add_epi32(p2, p3));
+                        let at = (token + n) * nb + b;
+                        let scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at]));
+                        sums[n] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, sums[n]);
+                        corr[n] = _mm256_fmadd_ps(scale, _mm256_set1_ps(a.offset[at]), corr[n]);
                     }
                 }
+                let bias = _mm256_loadu_ps(self.bias.as_ptr());
+                for (sum, corr) in sums.iter_mut().zip(corr) {
+                    *sum = _mm256_sub_ps(_mm256_add_ps(*sum, bias), corr);
+                }
+                sums
             }
         }
     }
