@@ -27,20 +27,19 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let rounds: usize = flag(&args, "--rounds").map_or(Ok(30), |v| v.parse())?;
     let dir = tempfile::tempdir()?;
-    let home = match flag(&args, "--store") {
-        Some(kept) => PathBuf::from(kept),
-        None => dir.path().to_owned(),
-    };
-    let store = match flag(&args, "--store") {
+    let (home, store) = match flag(&args, "--store") {
         // A home kept by `--keep` (or any store): its search alone is timed.
-        Some(_) => {
-            Store::open(&home.join(DB_FILE), &OpenOptions { may_rebuild_index: false, ..OpenOptions::default() })?
+        Some(kept) => {
+            let home = PathBuf::from(kept);
+            let options = OpenOptions { may_rebuild_index: false, ..OpenOptions::default() };
+            let store = Store::open(&home.join(DB_FILE), &options)?;
+            (home, store)
         }
         None => {
             if args.iter().any(|a| a == "--keep") {
-                println!("keeping {}", home.display());
+                println!("keeping {}", dir.path().display());
             }
-            build(&args, &home)?
+            (dir.path().to_owned(), build(&args, dir.path())?)
         }
     };
     // Warm up, then time each query `rounds` times.

@@ -127,7 +127,7 @@ impl Embedder {
 
     /// A search query's vector (`"query: "` prefix), L2-normalized, from its
     /// first 512 tokens (one window of the encoder: a pasted log costs no
-    /// more than that), on the calling thread: 10–20 ms on one core of a
+    /// more than that), on the calling thread: 5–6 ms on one core of a
     /// 2-core cloud machine. Search begins it on a thread of its own, beside
     /// the words' lookups (`recall::meaning::Nearest`).
     pub fn embed_query(&self, text: &str) -> Vec<f32> {
@@ -136,8 +136,8 @@ impl Embedder {
 
     /// A stored text's vector (`"passage: "` prefix), L2-normalized, from its
     /// first `max_tokens` tokens (`<s>` and `</s>` included), which bounds
-    /// the cost, about linear in the tokens: about 1 ms a token on one core of a
-    /// 2-core cloud machine. Past 512 tokens the text runs as windows.
+    /// the cost, about linear in the tokens: about 0.35 ms a token on one
+    /// core of a 2-core cloud machine. Past 512 tokens the text runs as windows.
     pub fn embed_passage(&self, text: &str, max_tokens: usize) -> Vec<f32> {
         self.embed("passage: ", text, max_tokens)
     }

@@ -203,9 +203,9 @@ pub(crate) fn matmul(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f3
     }
 }
 
-/// Unpacks `RO` rows of nibbles (0..=15, unsigned), and their scales block
-/// by block (`dw[b * RO + r]`: the rows' scales of one block side by side,
-/// which a token's scales then take in one vector product).
+/// Unpacks `RO` rows of nibbles (0..=15, unsigned), row after row, for the
+/// portable kernel, and their scales block by block (`dw[b * RO + r]`: the
+/// rows' scales of one block side by side, as the vector kernels' too).
 #[inline(always)]
 fn expand_rows(w: &[u8], first: usize, nin: usize, wexp: &mut [u8], dw: &mut [f32]) {
     let nb = nin / QK;

@@ -42,7 +42,7 @@ pub enum Bounds {
 }
 
 /// The rows nearest a query, sought on a thread of its own: the encoder
-/// keeps a core busy for about 10 ms and the stored vectors take a few
+/// keeps a core busy for about 5 ms and the stored vectors take a few
 /// more to read (5 ms for 15,000), while the words' lookups and the reading
 /// of their candidates keep this thread busy, so a search waits for the
 /// longer of the two, not their sum. The thread reads through a

@@ -212,18 +212,19 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let near = nearest.wait(store)?;
     let near_ones: FxHashSet<(Table, i64)> = near.iter().filter(|_| meaning_finds).map(|n| (n.table, n.id)).collect();
     read_candidates(store, &counter, &(&near_ones - &nominees), &mut read)?;
-    read.sort_unstable_by_key(|r| r.source);
+    read.sort_unstable_by_key(|(source, _)| *source);
 
     let mut documents = Vec::with_capacity(read.len());
     let mut sources = Vec::with_capacity(read.len());
     let mut keys: FxHashMap<(Table, i64), usize> = FxHashMap::default();
-    for Read { source, length, ts, voice, counts } in read {
-        let missing_required = live.iter().zip(&counts).any(|(t, c)| t.term.required && c.tf == 0.0);
+    for (source, document) in read {
+        let counts = &document.counts;
+        let missing_required = live.iter().zip(counts).any(|(t, c)| t.term.required && c.tf == 0.0);
         if missing_required || !near_ones.contains(&source) && counts.iter().all(|c| c.tf == 0.0) {
             continue;
         }
         keys.insert(source, documents.len());
-        documents.push(Document { key: documents.len(), length, ts, voice, counts });
+        documents.push(Document { key: documents.len(), ..document });
         sources.push(source);
     }
     let worded: Vec<Document> = documents.iter().filter(|d| d.counts.iter().any(|c| c.tf > 0.0)).cloned().collect();
@@ -267,21 +268,13 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     Ok(hits)
 }
 
-/// A candidate read and counted, not yet admitted.
-struct Read {
-    source: (Table, i64),
-    length: usize,
-    ts: i64,
-    voice: Voice,
-    counts: Vec<rank::Count>,
-}
-
-/// Reads the public rows among `sources` and counts the query's terms in each.
+/// Reads the public rows among `sources` and counts the query's terms in
+/// each: the documents to rank, not yet admitted nor given their keys.
 fn read_candidates(
     store: &Store,
     counter: &rank::Counter,
     sources: &FxHashSet<(Table, i64)>,
-    read: &mut Vec<Read>,
+    read: &mut Vec<((Table, i64), Document)>,
 ) -> Result<()> {
     for table in [Table::Observations, Table::Summaries] {
         let mut ids: Vec<i64> = sources.iter().filter(|s| s.0 == table).map(|s| s.1).collect();
@@ -290,13 +283,14 @@ fn read_candidates(
         }
         ids.sort_unstable();
         store.candidates(table, &ids, |candidate| {
-            read.push(Read {
-                source: (table, candidate.id),
+            let document = Document {
+                key: 0,
                 length: candidate.content.len(),
                 ts: candidate.ts,
                 voice: voice(&candidate),
                 counts: counter.count(candidate.content),
-            });
+            };
+            read.push(((table, candidate.id), document));
             Ok(())
         })?;
     }

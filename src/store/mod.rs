@@ -68,6 +68,10 @@ const BATCH_PAUSE: Duration = Duration::from_millis(2);
 /// The database file's name inside the home directory.
 pub const DB_FILE: &str = "trae-mem.db";
 
+/// Reads the file through a memory map of up to 1 GB (see
+/// `OpenOptions::memory_map`).
+const MEMORY_MAP: &str = "PRAGMA mmap_size = 1073741824;";
+
 /// How to open a store.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -131,7 +135,7 @@ impl Store {
         // forgetting later has fewer stray copies to chase.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = FAST;")?;
         if options.memory_map {
-            conn.execute_batch("PRAGMA mmap_size = 1073741824;")?;
+            conn.execute_batch(MEMORY_MAP)?;
         }
         let support = tokenizer::register(&conn)?;
         let mut conn = conn;
@@ -150,7 +154,7 @@ impl Store {
         )
         .with_context(|| format!("cannot open the database {}", self.path.display()))?;
         wait_for_locks(&conn, self.busy_timeout);
-        conn.execute_batch("PRAGMA mmap_size = 1073741824;")?;
+        conn.execute_batch(MEMORY_MAP)?;
         tokenizer::register(&conn)?;
         Ok(Self { conn, path: self.path.clone(), index: self.index, busy_timeout: self.busy_timeout })
     }
