@@ -72,6 +72,24 @@ fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
     assert_eq!(embed(&home)["embedded"], 0);
 }
 
+/// An import says how many memories wait for their vectors, so that a
+/// question in other words finding nothing yet is no surprise; an import
+/// that adds nothing says nothing of them.
+#[test]
+fn an_import_says_what_waits_for_vectors() {
+    let home = Home::new();
+    let file = home.write("seed.jsonl", seed().jsonl().as_bytes());
+    let run = home.run(&["import", file.to_str().unwrap()], None).ok();
+    assert_eq!(
+        run.stderr,
+        "4 memories wait for a vector: `trae-mem embed` gives them one now; search finds by words meanwhile\n",
+        "{run}"
+    );
+    embed(&home);
+    let again = home.run(&["import", file.to_str().unwrap()], None).ok();
+    assert_eq!(again.stderr, "", "{again}");
+}
+
 /// A forgotten row's vector goes with it, down to the bytes in the file.
 #[test]
 fn forgetting_a_row_removes_its_vector() {

@@ -57,6 +57,17 @@ impl Cmd {
                 output::count(report.tombstones, "new tombstone", "new tombstones")
             );
         }
+        // Imported rows get no vectors until an embed runs (a hook starts one
+        // after each turn): the user who searches right away should know
+        // why a question in other words finds nothing yet.
+        let pending = store.vector_counts()?.pending;
+        if report.observations + report.summaries > 0 && pending > 0 {
+            let (wait, them) = if pending == 1 { ("waits", "it") } else { ("wait", "them") };
+            eprintln!(
+                "{} {wait} for a vector: `trae-mem embed` gives {them} one now; search finds by words meanwhile",
+                output::count(pending, "memory", "memories"),
+            );
+        }
         Ok(())
     }
 }
