@@ -58,17 +58,17 @@ impl Kernel {
 /// when the kernel is AVX2 (the compiler vectorizes its loops 8 wide), and
 /// for the baseline CPU otherwise.
 macro_rules! multiversion {
-    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? $body:block) => {
         $(#[$doc])*
         #[allow(clippy::too_many_arguments)]
-        $vis fn $name(kernel: Kernel, $($arg: $ty),*) {
+        $vis fn $name(kernel: Kernel, $($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
-            fn body($($arg: $ty),*) $body
+            fn body($($arg: $ty),*) $(-> $ret)? $body
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
             #[allow(clippy::too_many_arguments)]
-            fn avx2($($arg: $ty),*) {
+            fn avx2($($arg: $ty),*) $(-> $ret)? {
                 body($($arg),*)
             }
             match kernel {

@@ -3,6 +3,8 @@
 //! product with a query's f32 vector loses next to nothing: the error per
 //! dimension is under half a step of 1/127 of the largest component.
 
+use super::quant::{Kernel, multiversion};
+
 /// Bytes before the dimensions: the scale, an f32.
 const HEADER: usize = 4;
 
@@ -30,12 +32,13 @@ pub fn pack(vector: &[f32]) -> Vec<u8> {
 pub struct Query {
     dims: Vec<i16>,
     scale: f32,
+    kernel: Kernel,
 }
 
 impl Query {
     pub fn new(vector: &[f32]) -> Query {
         let scale = step(vector, f32::from(i16::MAX));
-        Query { dims: vector.iter().map(|x| (x / scale).round() as i16).collect(), scale }
+        Query { dims: vector.iter().map(|x| (x / scale).round() as i16).collect(), scale, kernel: Kernel::detect() }
     }
 
     /// The cosine similarity with a stored unit vector, or `None` when the
@@ -45,8 +48,19 @@ impl Query {
         if dims.len() != self.dims.len() {
             return None;
         }
-        let dot: i32 = self.dims.iter().zip(dims).map(|(&q, &d)| i32::from(q) * i32::from(d as i8)).sum();
+        let dot = dot(self.kernel, &self.dims, dims);
         Some(dot as f32 * self.scale * f32::from_le_bytes(*scale))
+    }
+}
+
+multiversion! {
+    /// The integer dot product of a query's dimensions and a stored
+    /// vector's. Every stored vector is compared on each search (150k of
+    /// them at 1M rows): AVX2 widens 16 bytes at a time and multiplies and
+    /// pairs their sums in one instruction, about three times the baseline
+    /// CPU's speed here.
+    fn dot(query: &[i16], stored: &[u8]) -> i32 {
+        query.iter().zip(stored).map(|(&q, &d)| i32::from(q) * i32::from(d as i8)).sum()
     }
 }
 
@@ -68,6 +82,18 @@ mod tests {
         let query = Query::new(&a);
         assert!((query.similarity(&pack(&a)).unwrap() - 1.0).abs() < 0.01);
         assert!((query.similarity(&pack(&b)).unwrap() - exact).abs() < 0.01);
+    }
+
+    #[test]
+    fn every_kernel_sums_the_same_dot_product() {
+        let query: Vec<i16> =
+            (0..384).map(|i| if i % 3 == 0 { i16::MAX } else { (i * 7919 % 65_535) as i16 }).collect();
+        let stored: Vec<u8> =
+            (0..384).map(|i| if i % 5 == 0 { (-127_i8) as u8 } else { (i * 31 % 251) as u8 }).collect();
+        let portable = dot(Kernel::Portable, &query, &stored);
+        for kernel in Kernel::available() {
+            assert_eq!(dot(kernel, &query, &stored), portable, "{kernel:?}");
+        }
     }
 
     #[test]
