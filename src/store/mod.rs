@@ -68,9 +68,10 @@ const BATCH_PAUSE: Duration = Duration::from_millis(2);
 /// The database file's name inside the home directory.
 pub const DB_FILE: &str = "trae-mem.db";
 
-/// Reads the file through a memory map of up to 1 GB (see
-/// `OpenOptions::memory_map`).
-const MEMORY_MAP: &str = "PRAGMA mmap_size = 1073741824;";
+/// Reads the whole file through a memory map (see
+/// `OpenOptions::memory_map`): up to 1 TB, which `.cargo/config.toml` builds
+/// SQLite to allow (its own cap is 2 GB).
+const MEMORY_MAP: &str = "PRAGMA mmap_size = 1099511627776;";
 
 /// How to open a store.
 #[derive(Debug, Clone)]
