@@ -97,6 +97,11 @@ impl Nearest {
         })))
     }
 
+    /// Nothing sought: search goes by words alone.
+    pub fn none() -> Nearest {
+        Nearest(None)
+    }
+
     /// The rows sought, nearest first.
     pub fn wait(self, store: &Store) -> Result<Vec<Near>> {
         match self.0 {
