@@ -60,8 +60,13 @@ impl Cmd {
         // Imported rows get no vectors until an embed runs (a hook starts one
         // after each turn): the user who searches right away should know
         // why a question in other words finds nothing yet.
-        let pending = store.vector_counts()?.pending;
-        if report.observations + report.summaries > 0 && pending > 0 {
+        // Counting them reads the whole store: an import that added nothing
+        // skips it.
+        let pending = match report.observations + report.summaries {
+            0 => 0,
+            _ => store.vector_counts()?.pending,
+        };
+        if pending > 0 {
             let (wait, them) = if pending == 1 { ("waits", "it") } else { ("wait", "them") };
             eprintln!(
                 "{} {wait} for a vector: `trae-mem embed` gives {them} one now; search finds by words meanwhile",
