@@ -21,6 +21,8 @@
 
 #[path = "support/corpus.rs"]
 mod corpus;
+#[path = "support/prompts.rs"]
+mod prompts;
 
 use std::collections::BTreeMap;
 use std::io::{BufReader, BufWriter, Write};
@@ -30,12 +32,15 @@ use serde::Deserialize;
 use serde_json::json;
 use trae_mem::embed::{self, fill};
 use trae_mem::recall::{self, SearchRequest, meaning, query};
-use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store, Table};
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store, SummaryLevel, Table};
 
 #[derive(Deserialize)]
 struct Row {
     id: String,
     session: String,
+    /// The repository the session worked in; one project when absent.
+    #[serde(default)]
+    project: Option<String>,
     kind: String,
     tool: Option<String>,
     text: String,
@@ -56,9 +61,23 @@ const MRR_AT: usize = 10;
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let only = flag("--set");
+    if only.as_deref().is_none_or(|set| set == "recall") {
+        recall_set(&args)?;
+    }
+    if only.as_deref().is_none_or(|set| set == "sessions") {
+        sessions_set(&args)?;
+    }
+    Ok(())
+}
+
+/// The changelog set (`tests/fixtures/recall/`), with its options.
+fn recall_set(args: &[String]) -> anyhow::Result<()> {
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let padding: usize = flag("--padding").map_or(Ok(0), |v| v.parse())?;
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recall");
     let rows: Vec<Row> = read_lines(&fixtures.join("corpus.jsonl"))?;
+    println!("== the changelog set (tests/fixtures/recall) ==");
 
     // `--store DIR` keeps the store (and its vectors) for the next run,
     // which then only searches: for trying a ranking change quickly.
@@ -103,15 +122,26 @@ fn main() -> anyhow::Result<()> {
         true => Some(Statics::new(embedder, &dir.join("static-table.bin"), &all_rows, &dir.join(DB_FILE))?),
         false => None,
     };
-    let only = flag("--half");
+    score_halves(args, &fixtures, &store, &textbook, statics.as_ref())
+}
+
+/// Each half of a set's queries, scored and printed.
+fn score_halves(
+    args: &[String],
+    fixtures: &std::path::Path,
+    store: &Store,
+    textbook: &Textbook,
+    statics: Option<&Statics>,
+) -> anyhow::Result<()> {
+    let only = args.iter().position(|a| a == "--half").and_then(|i| args.get(i + 1));
     for (name, file) in QUERY_SETS {
         let path = fixtures.join(file);
-        if !path.exists() || only.as_ref().is_some_and(|half| !name.starts_with(half.as_str())) {
+        if !path.exists() || only.is_some_and(|half| !name.starts_with(half.as_str())) {
             continue;
         }
         let queries: Vec<Labelled> = read_lines(&path)?;
         println!("\n{name} ({file}, {} queries):", queries.len());
-        let misses = score(&store, &textbook, statics.as_ref(), &queries)?;
+        let misses = score(store, textbook, statics, &queries)?;
         // The held-out half's misses stay unseen: reading them is tuning.
         if file == QUERY_SETS[0].1 && args.iter().any(|a| a == "--misses") {
             println!("queries with nothing relevant in the first {RECALL_AT}:");
@@ -119,6 +149,67 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The set shaped like real sessions (`tests/fixtures/sessions/`): one task
+/// a session, in the project of its repository, each summarized as a
+/// session's end summarizes it. Its queries are scored as the changelog
+/// set's; then its prompts are put to prompt memory, as `UserPromptSubmit`
+/// puts them, first with words alone (before `trae-mem embed`), then with
+/// meaning.
+fn sessions_set(args: &[String]) -> anyhow::Result<()> {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
+    let rows: Vec<Row> = read_lines(&fixtures.join("corpus.jsonl"))?;
+    println!("\n== the sessions set (tests/fixtures/sessions): {} rows ==", rows.len());
+    // `--sessions-store DIR` keeps this store for the next run, which then
+    // only asks: for choosing a rule quickly.
+    let temporary = tempfile::tempdir()?;
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let dir = flag("--sessions-store").map_or(temporary.path().to_owned(), std::path::PathBuf::from);
+    std::fs::create_dir_all(&dir)?;
+    let reused = dir.join(DB_FILE).exists();
+    let mut store = Store::open(&dir.join(DB_FILE), &OpenOptions::default())?;
+    let cases: Vec<prompts::Case> = read_lines(&fixtures.join("prompts.jsonl"))?;
+    let projects = prompts::projects(&rows);
+    let half = args.iter().position(|a| a == "--half").and_then(|i| args.get(i + 1)).map(String::as_str);
+    if !reused {
+        let export = dir.join("labelled.jsonl");
+        write_labelled(&rows, &export)?;
+        store.take_in(Records::File {
+            input: &mut BufReader::new(std::fs::File::open(&export)?),
+            progress: &mut |_| {},
+        })?;
+        summarize_every_session(&mut store)?;
+        println!("\nprompt memory, words alone (no vectors yet):");
+        prompts::score(&store, &projects, &cases, half)?;
+        let started = Instant::now();
+        let (embedder, model) = embed::configured(None, &dir)?;
+        let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
+        println!("\nvectors: {} rows embedded in {:.1} s", filled.embedded, started.elapsed().as_secs_f64());
+    }
+    if !args.iter().any(|a| a == "--prompts-only") {
+        let textbook = Textbook::new(rows.iter().map(|r| (row_id(&r.id), r.text.clone())))?;
+        score_halves(args, &fixtures, &store, &textbook, None)?;
+    }
+    println!("\nprompt memory, words and meaning:");
+    prompts::score(&store, &projects, &cases, half)?;
+    Ok(())
+}
+
+/// Summarizes each session with the built-in summarizer, as its end would.
+fn summarize_every_session(store: &mut Store) -> anyhow::Result<()> {
+    let sessions = store.sessions(None, usize::MAX)?;
+    store.write(|w| {
+        for session in &sessions {
+            let observations = w.session_observations(&session.id)?;
+            let last = observations.iter().map(|o| o.ts).max().unwrap_or(session.started_at);
+            if let Some(summaries) = trae_mem::summarize::builtin::summarize(&observations) {
+                w.put_summary(&session.id, SummaryLevel::Brief, &summaries.brief, last)?;
+                w.put_summary(&session.id, SummaryLevel::Detailed, &summaries.detailed, last)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The two halves of the labelled queries: the ranking may be tuned on
@@ -151,14 +242,28 @@ fn score(
     let mut by_category: BTreeMap<&str, Scores> = BTreeMap::new();
     let mut misses = Vec::new();
     for labelled in queries {
-        let relevant: Vec<i64> = labelled.relevant.iter().map(|r| row_id(r)).collect();
+        let mut relevant: Vec<i64> = labelled.relevant.iter().map(|r| row_id(r)).collect();
+        // A summary of the session the relevant rows are in answers as well
+        // as they do, where sessions are summarized.
+        let sessions: Vec<i64> = relevant
+            .iter()
+            .filter_map(|&id| {
+                store.conn().query_row("SELECT session_id FROM observations WHERE id = ?1", [id], |r| r.get(0)).ok()
+            })
+            .map(|session: String| summary_key(&session))
+            .collect();
+        if store.conn().query_row("SELECT count(*) FROM summaries", [], |r| r.get::<_, i64>(0))? > 0 {
+            relevant.extend(sessions);
+            relevant.sort_unstable();
+            relevant.dedup();
+        }
         let started = Instant::now();
         let hits = recall::search(
             store,
             &SearchRequest { text: labelled.query.clone(), filters: Filters::default(), limit: MRR_AT, offset: 0 },
         )?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
-        let found: Vec<i64> = hits.iter().filter_map(|h| h.id).collect();
+        let found: Vec<i64> = hits.iter().map(|h| h.id.unwrap_or_else(|| summary_key(&h.session_id))).collect();
         let dense: Vec<i64> = meaning::Nearest::begin(
             store,
             &labelled.query,
@@ -433,9 +538,10 @@ fn write_labelled(rows: &[Row], path: &std::path::Path) -> anyhow::Result<()> {
     let mut ts = 1_700_000_000_000i64;
     let mut last_session = "";
     for row in rows {
-        let session = format!("10000000-0000-4000-8000-{:012}", row.session.trim_start_matches('s').parse::<u64>()?);
+        let session = session_id(&row.session);
         if row.session != last_session {
-            let record = json!({"type": "session", "session": {"id": session, "project": "/bench/recall",
+            let project = project_path(row.project.as_deref());
+            let record = json!({"type": "session", "session": {"id": session, "project": project,
                 "started_at": ts, "ended_at": null, "meta": {}, "observations": 0}});
             writeln!(out, "{record}")?;
             last_session = &row.session;
@@ -449,10 +555,27 @@ fn write_labelled(rows: &[Row], path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A labelled row's id in the store: `d00042` is observation 42 (the
-/// labelled rows are imported first, into an empty store).
+/// A labelled row's id in the store: `d00042` (or `p00042`) is observation
+/// 42 (the labelled rows are imported first, into an empty store).
 fn row_id(name: &str) -> i64 {
-    name.trim_start_matches('d').parse().expect("labelled row ids are d<number>")
+    name[1..].parse().expect("labelled row ids are a letter and a number")
+}
+
+/// A labelled session's id in the store: `t0042` is `0000002a-…`, whose
+/// first eight characters (what a context block names it by) tell it.
+fn session_id(name: &str) -> String {
+    let number: u64 = name[1..].parse().expect("labelled session ids are a letter and a number");
+    format!("{number:08x}-0000-4000-8000-{number:012}")
+}
+
+/// A summary hit's key beside row ids: its session's number, negated.
+fn summary_key(session_id: &str) -> i64 {
+    -i64::from_str_radix(&session_id[..8], 16).expect("labelled sessions are numbered in hex")
+}
+
+/// A labelled project's path in the store.
+fn project_path(project: Option<&str>) -> String {
+    format!("/bench/{}", project.unwrap_or("recall"))
 }
 
 fn read_lines<T: for<'de> Deserialize<'de>>(path: &std::path::Path) -> anyhow::Result<Vec<T>> {

@@ -114,6 +114,40 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// Blanks, in place, the keys of JSON objects in `text` (each quoted
+/// string a colon follows, quotes included) with spaces, keeping every
+/// other byte where it was. A tool's input and output are stored as
+/// JSON, whose keys (`oldStart`, `userModified`) are the tool's words, not
+/// the memory's: the index and the ranking see only the values. Returns
+/// whether anything was blanked.
+pub fn blank_json_keys(text: &mut [u8]) -> bool {
+    use memchr::{memchr, memchr2, memmem};
+    if memmem::find(text, b"\":").is_none() && memmem::find(text, b"\" :").is_none() {
+        return false;
+    }
+    let mut changed = false;
+    let mut at = 0;
+    while let Some(open) = memchr(b'"', &text[at..]).map(|i| at + i) {
+        let mut end = open + 1;
+        let close = loop {
+            match memchr2(b'"', b'\\', text.get(end..).unwrap_or_default()).map(|i| end + i) {
+                None => return changed,
+                Some(escape) if text[escape] == b'\\' => end = escape + 2,
+                Some(quote) => break quote,
+            }
+        };
+        let next = close + 1 + text[close + 1..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+        if text.get(next) == Some(&b':') {
+            text[open..=close].fill(b' ');
+            changed = true;
+            at = next + 1;
+        } else {
+            at = close + 1;
+        }
+    }
+    changed
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -145,5 +179,25 @@ mod tests {
         assert_eq!(clipped.chars().count(), 100);
         assert!(clipped.starts_with("{\"stdout\":\"xxx"));
         assert!(clipped.ends_with('…'));
+    }
+
+    #[test]
+    fn json_keys_are_blanked_and_values_kept() {
+        let mut text =
+            br#"{"file_path":"/src/start.rs","oldStart": 3, "nested" : {"userModified":false,"say":"a \"q\": b"}}"#
+                .to_vec();
+        assert!(blank_json_keys(&mut text));
+        let text = String::from_utf8(text).unwrap();
+        for key in ["file_path", "oldStart", "nested", "userModified", "say"] {
+            assert!(!text.contains(key), "{key} in {text}");
+        }
+        for value in ["/src/start.rs", "3", "false", r#"a \"q\": b"#] {
+            assert!(text.contains(value), "{value} not in {text}");
+        }
+        let mut prose = b"the program dies at start: the config is gone".to_vec();
+        assert!(!blank_json_keys(&mut prose));
+        let mut open = br#"an "unclosed": quote and "another"#.to_vec();
+        blank_json_keys(&mut open);
+        assert_eq!(String::from_utf8(open).unwrap(), format!("an {}: quote and \"another", " ".repeat(10)));
     }
 }

@@ -49,7 +49,7 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
     hook(&home, "b", "UserPromptSubmit", json!({"prompt": "a second session"})).ok();
 
     let search = home.run(&["search", "pagination", "--json"], None).ok().json();
-    assert_shape("search --json", &search, &["query", "index", "hits"]);
+    assert_shape("search --json", &search, &["query", "index", "waiting_for_vectors", "hits"]);
     let hits = search["hits"].as_array().unwrap();
     let row = hits.iter().find(|h| h["kind"] != "summary").expect("a row hit");
     // `author` comes only on a teammate's synced row, which needs a sync server.

@@ -82,7 +82,7 @@ fn an_import_says_what_waits_for_vectors() {
     let run = home.run(&["import", file.to_str().unwrap()], None).ok();
     assert_eq!(
         run.stderr,
-        "4 memories wait for a vector: `trae-mem embed` gives them one now; search finds by words meanwhile\n",
+        "4 memories wait for a vector: a background `trae-mem embed` is giving them one (`trae-mem embed` waits for it); search finds by words meanwhile\n",
         "{run}"
     );
     embed(&home);

@@ -27,6 +27,7 @@ mod npm;
 mod pg;
 mod plugins;
 mod privacy;
+mod prompt_memory;
 mod readme;
 mod recall;
 mod search;

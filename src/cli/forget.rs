@@ -96,6 +96,9 @@ impl Cmd {
         let bar = progress_bar(plan.observations.len() as u64);
         let forgotten = forget::carry_out(&mut store, &loaded, &plan, &mut |done| bar.set_position(done))?;
         bar.finish_and_clear();
+        if forgotten.sessions_resummarized > 0 {
+            super::embed_in_background(&loaded);
+        }
         self.report(&forgotten)
     }
 

@@ -65,6 +65,9 @@ impl Cmd {
             bar.tick();
         })?;
         bar.finish_and_clear();
+        if rescanned.as_ref().is_some_and(|r| r.observations_redacted + r.summaries_redacted > 0) {
+            super::embed_in_background(&loaded);
+        }
         if self.json {
             let mut json = serde_json::to_value(&collected)?;
             if let Some(rescanned) = &rescanned {

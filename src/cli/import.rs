@@ -67,9 +67,10 @@ impl Cmd {
             _ => store.vector_counts()?.pending,
         };
         if pending > 0 {
+            super::embed_in_background(&loaded);
             let (wait, them) = if pending == 1 { ("waits", "it") } else { ("wait", "them") };
             eprintln!(
-                "{} {wait} for a vector: `trae-mem embed` gives {them} one now; search finds by words meanwhile",
+                "{} {wait} for a vector: a background `trae-mem embed` is giving {them} one (`trae-mem embed` waits for it); search finds by words meanwhile",
                 output::count(pending, "memory", "memories"),
             );
         }

@@ -100,6 +100,8 @@ impl FilterArgs {
 struct SearchOutput<'a> {
     query: &'a str,
     index: &'a str,
+    /// Memories that have no vector yet: search finds them by words alone.
+    waiting_for_vectors: u64,
     hits: &'a [SearchHit],
 }
 
@@ -114,8 +116,13 @@ impl Cmd {
             offset: self.offset,
         };
         let hits = recall::search(&store, &request)?;
+        let waiting = store.vectors_waiting()?;
         if self.json {
-            return output::json(&SearchOutput { query: &text, index: store.index_mode().as_str(), hits: &hits });
+            let index = store.index_mode().as_str();
+            return output::json(&SearchOutput { query: &text, index, waiting_for_vectors: waiting, hits: &hits });
+        }
+        if let Some(line) = recall::meaning::waiting_line(waiting) {
+            eprintln!("{line}");
         }
         if hits.is_empty() {
             eprintln!("no matches for {text:?}");

@@ -119,7 +119,12 @@ impl Cmd {
             });
             bar.finish_and_clear();
             match synced {
-                Ok(report) => reports.push(report),
+                Ok(report) => {
+                    if report.pulled_observations + report.pulled_summaries > 0 {
+                        super::embed_in_background(&shared.loaded);
+                    }
+                    reports.push(report)
+                }
                 Err(err) => {
                     eprintln!("error: {} ({}): {err:#}", shared.portable_key, shared.project);
                     failures += 1;

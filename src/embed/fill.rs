@@ -41,8 +41,12 @@ pub fn fill(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
     let mut filled = Filled::default();
     loop {
+        // Ids only grow: what is newest before the look finds nothing
+        // waiting had every vector due.
+        let newest = store.newest_ids()?;
         let rows = store.unembedded(BATCH * threads)?;
         if rows.is_empty() {
+            store.mark_vectors_filled(newest)?;
             filled.finished = true;
             return Ok(filled);
         }

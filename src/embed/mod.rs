@@ -134,6 +134,12 @@ impl Embedder {
         self.embed("query: ", text, self.encoder.max_positions())
     }
 
+    /// A query's vector from its first `max_tokens` tokens (`<s>` and
+    /// `</s>` included): for a query that must cost little however long it is.
+    pub fn embed_query_within(&self, text: &str, max_tokens: usize) -> Vec<f32> {
+        self.embed("query: ", text, max_tokens)
+    }
+
     /// A stored text's vector (`"passage: "` prefix), L2-normalized, from its
     /// first `max_tokens` tokens (`<s>` and `</s>` included), which bounds
     /// the cost, about linear in the tokens: about 0.35 ms a token on one

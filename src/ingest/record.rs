@@ -9,7 +9,9 @@ use crate::config::Capture;
 use crate::event::{Event, EventKind};
 use crate::plugins::PluginObservation;
 use crate::privacy::Privacy;
-use crate::store::{Kind, NewObservation, PRIVATE_PLACEHOLDER, SESSION_END_NOTE, STOP_NOTE, SessionKey, Writer};
+use crate::store::{
+    Kind, NewObservation, PRIVATE_PLACEHOLDER, SESSION_END_NOTE, STOP_NOTE, SessionKey, TURN_ENDED, Writer,
+};
 use crate::text::{clip, clip_json};
 
 /// What plugins contributed to one event.
@@ -250,7 +252,7 @@ fn drafts(event: &Event, capture: &Capture, plugins: &PluginWork) -> Vec<Draft> 
             vec![tool_draft(Kind::Error, tool, input(capture.tool_input_chars), "✗", error)]
         }
         EventKind::Stop => {
-            let reason = event.reason.as_deref().unwrap_or("turn ended");
+            let reason = event.reason.as_deref().unwrap_or(TURN_ENDED);
             let mut drafts = vec![Draft::new(Kind::Note, None, format!("{STOP_NOTE}{reason}"))];
             if let Some(answer) = event.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
                 drafts.push(Draft::new(Kind::Response, None, clip(answer, capture.response_chars)));

@@ -22,6 +22,79 @@ pub fn asks_memory(prompt: &str) -> bool {
         .is_match(prompt)
 }
 
+/// The words of `prompt` that only ask memory ("what did we end up doing
+/// about", "remind me", "last time", "上次…是怎么处理的") taken out: what is
+/// left says what the memory is about, and is what a prompt's memories are
+/// sought by. Asking words are near every question to memory, whatever it
+/// is about, so they would make every earlier question look alike.
+pub fn without_asking(prompt: &str) -> String {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let pattern = PATTERN.get_or_init(|| {
+        regex::Regex::new(concat!(
+            r"(?i)\b(?:what|how|why|when|where|which)\s+(?:did|do|have|had)\s+(?:we|you|i)",
+            r"(?:\s+(?:end\s+up|finally|eventually|ever))?",
+            r"(?:\s+(?:doing|do|done|decide|decided|choose|chose|pick|picked|use|used|fix|fixed|handle|handled|solve|solved|settle|settled)",
+            r"(?:\s+(?:about|with|on|for|to))?)?\b",
+            r"|\b(?:did|have)\s+we(?:\s+(?:ever|already))?\b",
+            r"|\b(?:do|can|could)\s+you\s+(?:still\s+)?(?:remember|recall)\b|\bremind\s+me(?:\s+(?:of|about|what|how))?\b",
+            r"|\b(?:(?:the|that)\s+)?last\s+(?:time|session)\b|\b(?:in\s+)?(?:the\s+|an\s+)?(?:previous|earlier|last)\s+sessions?\b",
+            r"|(?:我们)?(?:最后|当时)?是?(?:怎么|如何)(?:处理|解决|修复|修|做|弄|搞|改)的|(?:你)?还?记得|上一次|上次|之前|以前",
+        ))
+        .expect("the pattern compiles")
+    });
+    let left = pattern.replace_all(prompt, " ");
+    left.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The prompt only asks: each of its sentences is a question (it ends in a
+/// question mark, opens with a question word, or holds a Chinese one), or
+/// it asks memory. A prompt with a statement in it ("staging runs on 5433;
+/// why does the test fail?") states that, and is ranked as what it states.
+pub fn only_asks(prompt: &str) -> bool {
+    if asks_memory(prompt) {
+        return true;
+    }
+    let mut sentences = split_sentences(prompt).peekable();
+    sentences.peek().is_some() && sentences.all(|(sentence, mark)| is_question(sentence, mark))
+}
+
+/// The sentences of `text`, each with the mark that ended it (none at the end).
+fn split_sentences(text: &str) -> impl Iterator<Item = (&str, Option<char>)> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        loop {
+            if rest.is_empty() {
+                return None;
+            }
+            let end = rest.find(['.', '!', '?', '\n', '。', '！', '？', ';', '；']);
+            let (sentence, mark, next) = match end {
+                Some(at) => {
+                    let mark = rest[at..].chars().next().expect("a mark was found");
+                    (&rest[..at], Some(mark), &rest[at + mark.len_utf8()..])
+                }
+                None => (rest, None, ""),
+            };
+            rest = next;
+            // "v0.2.1", "e.g.": the pieces a dot cuts off inside a word are no sentences.
+            if sentence.trim().chars().filter(|c| c.is_alphanumeric()).count() > 1 {
+                return Some((sentence.trim(), mark));
+            }
+        }
+    })
+}
+
+/// Whether one sentence asks.
+fn is_question(sentence: &str, mark: Option<char>) -> bool {
+    const OPENERS: &[&str] = &["what", "how", "why", "when", "where", "which", "who", "whose", "whom"];
+    const CHINESE: &[&str] = &["什么", "怎么", "为什么", "为何", "如何", "多少", "哪", "吗", "呢", "是否", "谁"];
+    let first = sentence.split(|c: char| !c.is_alphanumeric() && c != '\'').next().unwrap_or_default();
+    matches!(mark, Some('?' | '？'))
+        || OPENERS
+            .iter()
+            .any(|w| first.eq_ignore_ascii_case(w) || first.to_ascii_lowercase().starts_with(&format!("{w}'")))
+        || CHINESE.iter().any(|w| sentence.contains(w))
+}
+
 /// The summary is of a session that only asked memory: everything it asked
 /// asks memory, and it ran no tool and met no error. Only summaries the
 /// built-in summarizer wrote can be read this way.
@@ -51,6 +124,51 @@ mod tests {
             ["what time is it?", "fix the memory leak in the parser", "Add a --json flag", "修复配置文件缺失时的崩溃"]
         {
             assert!(!asks_memory(asked), "{asked}");
+        }
+    }
+
+    #[test]
+    fn asking_words_leave_what_the_memory_is_about() {
+        let cases = [
+            (
+                "What did we end up doing about the program dying at launch when the user's preferences are absent?",
+                "the program dying at launch when the user's preferences are absent?",
+            ),
+            ("how did we fix the crash last time?", "the crash ?"),
+            ("remind me what the staging port is", "the staging port is"),
+            (
+                "上次程序一启动就挂掉、因为找不到用户设置的那个问题，我们是怎么处理的？",
+                "程序一启动就挂掉、因为找不到用户设置的那个问题， ？",
+            ),
+            ("add a --json flag to search", "add a --json flag to search"),
+        ];
+        for (prompt, left) in cases {
+            assert_eq!(without_asking(prompt), left, "{prompt}");
+        }
+    }
+
+    #[test]
+    fn a_prompt_asks_only_when_each_sentence_is_a_question() {
+        for asking in [
+            "what time is it?",
+            "Why does the import time out",
+            "is the cache still warm?",
+            "库存查询的缓存过期时间是多少？",
+            "这个测试为什么会失败",
+            "what did we do last time",
+            "What's the port? And which host?",
+        ] {
+            assert!(only_asks(asking), "{asking}");
+        }
+        for stating in [
+            "staging runs on 5433",
+            "We cannot ship GPL code. Which licence does the new crate use?",
+            "fix the memory leak in the parser",
+            "Bumped the version to v0.2.1 and tagged it.",
+            "预发环境的数据库端口是 5433",
+            "",
+        ] {
+            assert!(!only_asks(stating), "{stating}");
         }
     }
 

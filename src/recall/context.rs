@@ -11,9 +11,9 @@ use anyhow::Result;
 use super::earlier;
 use super::search::{SearchHit, SearchRequest};
 use super::snippet::{self, MARK_END, MARK_START};
-use super::{asking, query, rank};
+use super::{asking, meaning, query, rank};
 use crate::config::ContextSettings;
-use crate::store::{Filters, Store, Summary};
+use crate::store::{Filters, Recalled, Store};
 use crate::summarize;
 use crate::text::{clip, clip_at_sentence};
 use crate::timefmt;
@@ -90,9 +90,30 @@ const FOCUS_HITS: usize = 5;
 /// it is about, and a long paste does not slow the hook.
 const PROMPT_QUERY_CHARS: usize = 400;
 
-/// A memory goes with a prompt only when it holds at least this share of
-/// the prompt's weighted terms: a common word in common is not relevance.
+/// A memory goes with a prompt by its words when it holds at least this
+/// share of the prompt's weighted terms: a common word in common is not
+/// relevance.
 pub const PROMPT_RELEVANCE: f64 = 0.5;
+
+/// A memory goes with a prompt by its meaning when its session's nearest
+/// part stands this many standard deviations above the project's other
+/// sessions. Raw similarity cannot tell: this model puts an unrelated
+/// prompt at 0.84–0.89 from its best session, a related one at 0.82–0.92,
+/// but a related prompt's session stands out from the rest of its project.
+/// Chosen with `STANDS_OUT_BESIDE_WORDS` on the tuning half of
+/// `tests/fixtures/sessions/prompts.jsonl` (30 paraphrases, 15 unrelated
+/// prompts asked in each of 4 projects): 3.0 and 2.0 told 24 of 30 and
+/// gave something to 17 of 60 unrelated; 3.5 and 2.5, 23 of 30 and 1 of 60.
+pub const STANDS_OUT: f32 = 3.5;
+
+/// Or when it is among the first this many sessions both by words and by
+/// meaning, and stands at least `STANDS_OUT_BESIDE_WORDS` above the rest.
+const FIRST_IN_BOTH: usize = 3;
+const STANDS_OUT_BESIDE_WORDS: f32 = 2.5;
+
+/// Below this many other sessions a project has no spread to stand out
+/// from, and meaning alone tells nothing.
+const SPREAD_SESSIONS: usize = 5;
 
 /// How many of the project's latest sessions a prompt's memories come from.
 const PROMPT_SESSIONS: usize = 100;
@@ -154,12 +175,20 @@ pub fn build_focused(
 /// The project's earlier memories relevant to a prompt of session
 /// `current`, or `None` when nothing is relevant enough.
 ///
-/// They are chosen from the detailed summaries of the project's latest
-/// `PROMPT_SESSIONS` sessions (what each asked, concluded, ran and ran
-/// into), ranked as search ranks, with each term's rarity taken among them.
-/// A hook has about 2 ms for this: the index search that `trae-mem search`
-/// runs cost it 10 to 40 ms in a fresh process, reading these few rows
-/// well under one.
+/// The prompt is first stripped of the words that only ask memory ("what
+/// did we do last time about…"). Its memories are chosen two ways, and a
+/// session is told when either makes it stand out:
+/// - by words, from the detailed summaries of the project's latest
+///   `PROMPT_SESSIONS` sessions (what each asked, concluded, ran and ran
+///   into), ranked as search ranks, with each term's rarity taken among
+///   them; a summary holding `PROMPT_RELEVANCE` of the prompt's weight;
+/// - by meaning, each of the project's sessions by its part nearest the
+///   prompt (a prompt, an answer, an error, a decision, its brief
+///   summary), on a thread beside the words: a session standing
+///   `STANDS_OUT` deviations above the others, or first by both ways.
+///
+/// Without vectors (none made yet, or no model), words alone decide. The
+/// query vector costs about 5 ms of a core; the rest well under one.
 pub fn for_prompt(
     store: &Store,
     project: &str,
@@ -167,53 +196,45 @@ pub fn for_prompt(
     prompt: &str,
     settings: &ContextSettings,
 ) -> Result<Option<String>> {
-    let query = query::understand(&clip(prompt, PROMPT_QUERY_CHARS));
-    if query.terms.is_empty() {
+    let about = asking::without_asking(&clip(prompt, PROMPT_QUERY_CHARS));
+    let query = query::understand(&about);
+    let near = match about.chars().any(char::is_alphanumeric) {
+        true => meaning::NearSessions::begin(store, &about, project, current)?,
+        false => meaning::NearSessions::none(),
+    };
+    if query.terms.is_empty() && !near.sought() {
         return Ok(None);
     }
     let mut recalled = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
     // A session that only asked memory restates what memory holds: the
     // session that did the work is told instead.
     recalled.retain(|r| !asking::only_asks_memory(&r.summary.content));
-    let summaries: Vec<&Summary> = recalled.iter().map(|r| &r.summary).collect();
-    let counter = rank::Counter::new(query.terms.iter().map(|t| t.needles.iter().collect()).collect());
-    let documents: Vec<rank::Document> = summaries
+    let by_words = by_words(&query, &recalled);
+    let near = near.wait(store)?;
+    let standing = standing(&near);
+    // Sessions meaning found beyond the latest are read now.
+    let missing: Vec<&str> = standing
         .iter()
-        .enumerate()
-        .map(|(key, summary)| rank::Document {
-            key,
-            length: summary.content.len(),
-            ts: summary.created_at,
-            voice: rank::Voice::States,
-            counts: counter.count(summary.content.as_bytes()),
-        })
+        .take(settings.prompt_hits.max(FIRST_IN_BOTH))
+        .map(|(session, _)| *session)
+        .filter(|session| recalled.iter().all(|r| r.summary.session_id != *session))
         .collect();
-    // A term no summary holds weighs as the rarest: a prompt about
-    // something memory never saw must not match on its one common word.
-    let total = documents.len() as f64;
-    let weights: Vec<f64> = (0..query.terms.len())
-        .map(|term| {
-            let holding = documents.iter().filter(|d| d.counts[term].tf > 0.0).count() as f64;
-            (1.0 + (total - holding + 0.5) / (holding + 0.5)).ln()
-        })
-        .collect();
-    let relevant: Vec<rank::Ranked> = rank::rank(&documents, &weights)
-        .into_iter()
-        .take(settings.prompt_hits)
-        .take_while(|ranked| ranked.coverage >= PROMPT_RELEVANCE)
-        .collect();
-    if relevant.is_empty() {
+    let found = store.detailed_summaries(&missing)?;
+    recalled.extend(found.into_iter().filter(|r| !asking::only_asks_memory(&r.summary.content)));
+
+    let chosen = choose(&recalled, &by_words, &standing, settings.prompt_hits);
+    if chosen.is_empty() {
         return Ok(None);
     }
     let footer = format!("`trae-mem show <session>` has the rest of a session; {HOW_TO_SEARCH}");
     // The budget is shared out among the memories, each told as far as its
     // share goes: what was asked, and what was concluded, whole if it fits.
     let room = settings.prompt_budget_chars.saturating_sub(PROMPT_HEADER.chars().count() + footer.chars().count());
-    let share = room / relevant.len();
+    let share = room / chosen.len();
     let mut lines = String::new();
-    for ranked in &relevant {
-        let summary = summaries[ranked.key];
-        let by = recalled[ranked.key].author.as_deref().map(|a| format!(", by {a}")).unwrap_or_default();
+    for key in chosen {
+        let Recalled { summary, author } = &recalled[key];
+        let by = author.as_deref().map(|a| format!(", by {a}")).unwrap_or_default();
         let when = timefmt::local_minute(summary.created_at);
         let head = format!("- session {} ({when}{by}): ", &summary.session_id[..8.min(summary.session_id.len())]);
         let body_room = share.saturating_sub(head.chars().count() + 1);
@@ -228,6 +249,76 @@ pub fn for_prompt(
         lines.push_str(&format!("{head}{body}\n"));
     }
     Ok(Some(clip(&format!("{PROMPT_HEADER}{lines}{footer}"), settings.prompt_budget_chars)))
+}
+
+/// The summaries of `recalled` ranked by the prompt's words, best first,
+/// with each term's rarity taken among them. A term no summary holds
+/// weighs as the rarest: a prompt about something memory never saw must
+/// not match on its one common word.
+fn by_words(query: &query::Query, recalled: &[Recalled]) -> Vec<rank::Ranked> {
+    if query.terms.is_empty() {
+        return Vec::new();
+    }
+    let counter = rank::Counter::new(query.terms.iter().map(|t| t.needles.iter().collect()).collect());
+    let documents: Vec<rank::Document> = recalled
+        .iter()
+        .enumerate()
+        .map(|(key, r)| rank::Document {
+            key,
+            length: r.summary.content.len(),
+            ts: r.summary.created_at,
+            voice: rank::Voice::States,
+            counts: counter.count(r.summary.content.as_bytes()),
+        })
+        .collect();
+    let total = documents.len() as f64;
+    let weights: Vec<f64> = (0..query.terms.len())
+        .map(|term| {
+            let holding = documents.iter().filter(|d| d.counts[term].tf > 0.0).count() as f64;
+            (1.0 + (total - holding + 0.5) / (holding + 0.5)).ln()
+        })
+        .collect();
+    rank::rank(&documents, &weights).into_iter().filter(|r| r.coverage > 0.0).collect()
+}
+
+/// Each session near the prompt, nearest first, with how many standard
+/// deviations it stands above the project's other sessions (all but the
+/// nearest, so that the one that stands out does not widen the spread it
+/// is measured by). Empty when there are too few sessions for a spread.
+fn standing(near: &[meaning::SessionNear]) -> Vec<(&str, f32)> {
+    let Some((_, rest)) = near.split_first() else { return Vec::new() };
+    if rest.len() < SPREAD_SESSIONS {
+        return Vec::new();
+    }
+    let n = rest.len() as f32;
+    let mean = rest.iter().map(|s| s.similarity).sum::<f32>() / n;
+    let deviation = (rest.iter().map(|s| (s.similarity - mean).powi(2)).sum::<f32>() / n).sqrt().max(1e-3);
+    near.iter().map(|s| (s.session_id.as_str(), (s.similarity - mean) / deviation)).collect()
+}
+
+/// The keys of `recalled` to tell, at most `limit`, best first: those that
+/// stand out by words or by meaning, ordered by both rankings fused.
+fn choose(recalled: &[Recalled], by_words: &[rank::Ranked], standing: &[(&str, f32)], limit: usize) -> Vec<usize> {
+    let key_of = |session: &str| recalled.iter().position(|r| r.summary.session_id == session);
+    let mut told: Vec<(usize, f64)> = Vec::new();
+    let mut consider = |key: usize| {
+        let session = recalled[key].summary.session_id.as_str();
+        let words = by_words.iter().position(|r| r.key == key);
+        let meaning = standing.iter().position(|(s, _)| *s == session);
+        let coverage = words.map_or(0.0, |at| by_words[at].coverage);
+        let stands = meaning.map_or(f32::NEG_INFINITY, |at| standing[at].1);
+        let first_in_both = words.is_some_and(|w| w < FIRST_IN_BOTH) && meaning.is_some_and(|m| m < FIRST_IN_BOTH);
+        let stands_out =
+            coverage >= PROMPT_RELEVANCE || stands >= STANDS_OUT || first_in_both && stands >= STANDS_OUT_BESIDE_WORDS;
+        if stands_out && told.iter().all(|(k, _)| *k != key) {
+            let fused = [words, meaning].iter().flatten().map(|at| 1.0 / (60.0 + *at as f64)).sum();
+            told.push((key, fused));
+        }
+    };
+    by_words.iter().for_each(|r| consider(r.key));
+    standing.iter().filter_map(|(session, _)| key_of(session)).for_each(&mut consider);
+    told.sort_by(|a, b| b.1.total_cmp(&a.1));
+    told.into_iter().take(limit).map(|(key, _)| key).collect()
 }
 
 /// A session as a prompt's memory tells it, in `room` characters: what was

@@ -4,9 +4,24 @@
 //! ("slow" for "latency", 崩溃 for "crash").
 
 use anyhow::Result;
+use rustc_hash::FxHashMap;
 
 use crate::embed::{self, Embedder, stored};
 use crate::store::{Filters, Store, Table};
+
+/// What search's readers are told while `waiting` memories have no
+/// vector yet (an import, a forget's rewrite, before the background embed
+/// reached them): those are found by their words alone until then.
+pub fn waiting_line(waiting: u64) -> Option<String> {
+    let (memories, wait, them) = match waiting {
+        0 => return None,
+        1 => ("1 memory".to_owned(), "waits", "it"),
+        n => (format!("{n} memories"), "wait", "them"),
+    };
+    Some(format!(
+        "{memories} {wait} for a vector, and search finds {them} by words alone until then: `trae-mem embed` gives {them} one now"
+    ))
+}
 
 /// A row near the query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,6 +30,8 @@ pub struct Near {
     pub id: i64,
     /// Cosine similarity, from -1 to 1.
     pub similarity: f32,
+    /// How many standard deviations it stands above the rows compared.
+    pub stands: f32,
 }
 
 /// Below this similarity a row is not near, however few rows there are:
@@ -45,26 +62,8 @@ pub enum Bounds {
 /// keeps a core busy for about 5 ms and the stored vectors take a few
 /// more to read (5 ms for 15,000), while the words' lookups and the reading
 /// of their candidates keep this thread busy, so a search waits for the
-/// longer of the two, not their sum. The thread reads through a
-/// connection of its own.
-pub struct Nearest(Option<Pending>);
-
-enum Pending {
-    Thread(std::thread::JoinHandle<Result<Vec<Near>>>),
-    /// No thread or connection could be had: sought when it is needed.
-    Here(Box<Seek>),
-}
-
-/// What is sought: the rows (at most `limit`) whose vectors are nearest
-/// `text`'s, within `bounds`.
-struct Seek {
-    embedder: &'static Embedder,
-    text: String,
-    filters: Filters,
-    tables: Vec<Table>,
-    limit: usize,
-    bounds: Bounds,
-}
+/// longer of the two, not their sum.
+pub struct Nearest(Beside<Vec<Near>>);
 
 impl Nearest {
     /// Begins seeking the rows (at most `limit`) nearest `text` in meaning,
@@ -79,60 +78,176 @@ impl Nearest {
         limit: usize,
         bounds: Bounds,
     ) -> Result<Nearest> {
-        let Some(embedder) = embed::of_store(store)? else { return Ok(Nearest(None)) };
-        let seek = || Seek {
-            embedder,
-            text: text.to_owned(),
-            filters: filters.clone(),
-            tables: tables.to_vec(),
-            limit,
-            bounds,
-        };
-        let Ok(reader) = store.reader() else { return Ok(Nearest(Some(Pending::Here(Box::new(seek()))))) };
-        let handed = seek();
-        let thread = std::thread::Builder::new().name("nearest rows".into()).spawn(move || handed.run(&reader));
-        Ok(Nearest(Some(match thread {
-            Ok(handle) => Pending::Thread(handle),
-            Err(_) => Pending::Here(Box::new(seek())),
+        let Some(embedder) = embed::of_store(store)? else { return Ok(Nearest::none()) };
+        let (text, filters, tables) = (text.to_owned(), filters.clone(), tables.to_vec());
+        Ok(Nearest(Beside::begin(store, move |store| {
+            nearest_rows(store, embedder, &text, &filters, &tables, limit, bounds)
         })))
     }
 
     /// Nothing sought: search goes by words alone.
     pub fn none() -> Nearest {
-        Nearest(None)
+        Nearest(Beside(None))
     }
 
     /// The rows sought, nearest first.
     pub fn wait(self, store: &Store) -> Result<Vec<Near>> {
-        match self.0 {
-            None => Ok(Vec::new()),
-            // A panic there was printed; search goes on by words alone.
-            Some(Pending::Thread(handle)) => handle.join().unwrap_or_else(|_| Ok(Vec::new())),
-            Some(Pending::Here(seek)) => seek.run(store),
-        }
+        self.0.wait(store)
     }
 }
 
-impl Seek {
-    fn run(self, store: &Store) -> Result<Vec<Near>> {
-        let query = stored::Query::new(&self.embedder.embed_query(&self.text));
-        let floor = if self.bounds == Bounds::Search { FLOOR } else { f32::NEG_INFINITY };
-        let mut near: Vec<Near> = Vec::new();
-        for &table in &self.tables {
-            store.each_vector(table, &self.filters, |id, packed| {
-                if let Some(similarity) = query.similarity(packed)
-                    && similarity >= floor
-                {
-                    near.push(Near { table, id, similarity });
+fn nearest_rows(
+    store: &Store,
+    embedder: &Embedder,
+    text: &str,
+    filters: &Filters,
+    tables: &[Table],
+    limit: usize,
+    bounds: Bounds,
+) -> Result<Vec<Near>> {
+    let query = stored::Query::new(&embedder.embed_query(text));
+    let floor = if bounds == Bounds::Search { FLOOR } else { f32::NEG_INFINITY };
+    let mut near: Vec<Near> = Vec::new();
+    let mut spread = Spread::default();
+    for &table in tables {
+        store.each_vector(table, filters, |id, packed| {
+            if let Some(similarity) = query.similarity(packed) {
+                spread.add(similarity);
+                if similarity >= floor {
+                    near.push(Near { table, id, similarity, stands: 0.0 });
+                }
+            }
+        })?;
+    }
+    near.iter_mut().for_each(|n| n.stands = spread.stands(n.similarity));
+    near.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
+    if bounds == Bounds::Search {
+        let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
+        near.retain(|n| n.similarity >= window);
+    }
+    near.truncate(limit);
+    Ok(near)
+}
+
+/// The mean and spread of similarities, added one at a time (Welford's way).
+#[derive(Default)]
+struct Spread {
+    count: f64,
+    mean: f64,
+    squares: f64,
+}
+
+impl Spread {
+    fn add(&mut self, x: f32) {
+        self.count += 1.0;
+        let delta = f64::from(x) - self.mean;
+        self.mean += delta / self.count;
+        self.squares += delta * (f64::from(x) - self.mean);
+    }
+
+    /// How many standard deviations `x` stands above the mean: 0 with too
+    /// few values to tell.
+    fn stands(&self, x: f32) -> f32 {
+        if self.count < 2.0 {
+            return 0.0;
+        }
+        let deviation = (self.squares / self.count).sqrt().max(1e-3);
+        ((f64::from(x) - self.mean) / deviation) as f32
+    }
+}
+
+/// A prompt's vector is made from its first this many tokens: what a prompt
+/// is about comes first, and the encoder's time grows with its tokens
+/// (about half a millisecond each on one core), on a hook the agent waits for.
+const PROMPT_TOKENS: usize = 64;
+
+/// A session of the project, by the part of it nearest the query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionNear {
+    pub session_id: String,
+    /// The cosine similarity of its nearest part (a prompt, an answer, an
+    /// error, a decision, a learning, its brief summary).
+    pub similarity: f32,
+}
+
+/// The sessions of a project nearest a query, each by its best part,
+/// sought beside the words' ranking as `Nearest` is.
+pub struct NearSessions(Beside<Vec<SessionNear>>);
+
+impl NearSessions {
+    /// Begins ranking `project`'s sessions, but `exclude`, by their part
+    /// nearest `text`: none when the store has no vectors.
+    pub fn begin(store: &Store, text: &str, project: &str, exclude: Option<&str>) -> Result<NearSessions> {
+        let Some(embedder) = embed::of_store(store)? else { return Ok(NearSessions::none()) };
+        let (text, project, exclude) = (text.to_owned(), project.to_owned(), exclude.map(str::to_owned));
+        Ok(NearSessions(Beside::begin(store, move |store| {
+            let query = stored::Query::new(&embedder.embed_query_within(&text, PROMPT_TOKENS));
+            let mut best: FxHashMap<String, f32> = FxHashMap::default();
+            store.each_session_vector(&project, exclude.as_deref(), |session, packed| {
+                if let Some(similarity) = query.similarity(packed) {
+                    match best.get_mut(session) {
+                        Some(b) => *b = b.max(similarity),
+                        None => {
+                            best.insert(session.to_owned(), similarity);
+                        }
+                    }
                 }
             })?;
+            let mut sessions: Vec<SessionNear> =
+                best.into_iter().map(|(session_id, similarity)| SessionNear { session_id, similarity }).collect();
+            sessions.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.session_id.cmp(&b.session_id)));
+            Ok(sessions)
+        })))
+    }
+
+    /// Nothing sought: words alone decide.
+    pub fn none() -> NearSessions {
+        NearSessions(Beside(None))
+    }
+
+    /// Whether anything is sought: the store has vectors and a model.
+    pub fn sought(&self) -> bool {
+        self.0.0.is_some()
+    }
+
+    /// The sessions, nearest first.
+    pub fn wait(self, store: &Store) -> Result<Vec<SessionNear>> {
+        self.0.wait(store)
+    }
+}
+
+/// Reading work begun on a thread of its own, through a connection of its
+/// own, while the caller goes on; or, when no thread or connection can be
+/// had, done when it is waited for.
+struct Beside<T>(Option<Pending<T>>);
+
+type Job<T> = std::sync::Arc<dyn Fn(&Store) -> Result<T> + Send + Sync>;
+
+enum Pending<T> {
+    Thread(std::thread::JoinHandle<Result<T>>),
+    Here(Job<T>),
+}
+
+impl<T: Send + 'static> Beside<T> {
+    fn begin(store: &Store, job: impl Fn(&Store) -> Result<T> + Send + Sync + 'static) -> Beside<T> {
+        let job: Job<T> = std::sync::Arc::new(job);
+        let Ok(reader) = store.reader() else { return Beside(Some(Pending::Here(job))) };
+        let handed = job.clone();
+        let thread = std::thread::Builder::new().name("meaning".into()).spawn(move || handed(&reader));
+        Beside(Some(match thread {
+            Ok(handle) => Pending::Thread(handle),
+            Err(_) => Pending::Here(job),
+        }))
+    }
+}
+
+impl<T: Default> Beside<T> {
+    fn wait(self, store: &Store) -> Result<T> {
+        match self.0 {
+            None => Ok(T::default()),
+            // A panic there was printed; the caller goes on by words alone.
+            Some(Pending::Thread(handle)) => handle.join().unwrap_or_else(|_| Ok(T::default())),
+            Some(Pending::Here(job)) => job(store),
         }
-        near.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
-        if self.bounds == Bounds::Search {
-            let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
-            near.retain(|n| n.similarity >= window);
-        }
-        near.truncate(self.limit);
-        Ok(near)
     }
 }

@@ -214,6 +214,9 @@ impl Counter {
         } else {
             String::from_utf8_lossy(text).to_lowercase().into_bytes()
         };
+        // As the index does: a JSON key is the tool's word, not the memory's.
+        let mut folded = folded;
+        crate::text::blank_json_keys(&mut folded);
         self.terms
             .iter()
             .map(|forms| {

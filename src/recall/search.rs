@@ -22,7 +22,9 @@ use super::meaning;
 use super::query::{self, Needle, Query, Shape, Term};
 use super::rank::{self, Document, Voice};
 use super::snippet;
-use crate::store::{Candidate, Filters, HitRow, IndexMode, Kind, Store, SummaryLevel, Table};
+use crate::store::{
+    Candidate, Filters, HitRow, IndexMode, Kind, SESSION_END_NOTE, STOP_NOTE, Store, SummaryLevel, TURN_ENDED, Table,
+};
 
 /// What to search for.
 #[derive(Debug, Clone)]
@@ -118,6 +120,11 @@ const POOL: usize = 250;
 
 /// The rows nearest the query in meaning, read and fused with those.
 const NEAREST: usize = 30;
+
+/// A row that holds none of the query's words is a hit by meaning alone
+/// only when it stands this many standard deviations above the rows
+/// compared: a keyword query gets no tail of rows merely near its topic.
+const MEANING_ALONE: f32 = 3.0;
 
 /// At most this many of the newest rows holding a form are read (about
 /// 0.3 µs each at 100k rows, where 10,000 a form were most of a question's
@@ -220,6 +227,8 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     read_candidates(store, &counter, &nominees, &mut read)?;
     let near = nearest.wait(store)?;
     let near_ones: FxHashSet<(Table, i64)> = near.iter().map(|n| (n.table, n.id)).collect();
+    let stand_out: FxHashSet<(Table, i64)> =
+        near.iter().filter(|n| n.stands >= MEANING_ALONE).map(|n| (n.table, n.id)).collect();
     read_candidates(store, &counter, &(&near_ones - &nominees), &mut read)?;
     read.sort_unstable_by_key(|(source, _)| *source);
 
@@ -229,7 +238,7 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     for (source, document) in read {
         let counts = &document.counts;
         let missing_required = live.iter().zip(counts).any(|(t, c)| t.term.required && c.tf == 0.0);
-        if missing_required || !near_ones.contains(&source) && counts.iter().all(|c| c.tf == 0.0) {
+        if missing_required || !stand_out.contains(&source) && counts.iter().all(|c| c.tf == 0.0) {
             continue;
         }
         keys.insert(source, documents.len());
@@ -296,7 +305,7 @@ fn read_candidates(
                 length: candidate.content.len(),
                 ts: candidate.ts,
                 voice: voice(&candidate),
-                counts: counter.count(candidate.content),
+                counts: counter.count(own_words(&candidate)),
             };
             read.push(((table, candidate.id), document));
             Ok(())
@@ -305,13 +314,31 @@ fn read_candidates(
     Ok(())
 }
 
-/// What a candidate does with its words: a prompt asks, as does the
-/// summary of a session that only asked memory.
+/// The words a candidate says of its own: a lifecycle note's label
+/// ("stop: ", "session end: ") and the reason trae-mem gives when the
+/// client names none are trae-mem's words, and a query about "end" is not
+/// about every turn that ended.
+fn own_words<'c>(candidate: &Candidate<'c>) -> &'c [u8] {
+    if candidate.kind == Kind::Note {
+        for label in [STOP_NOTE, SESSION_END_NOTE] {
+            if let Some(reason) = candidate.content.strip_prefix(label.as_bytes()) {
+                return if reason == TURN_ENDED.as_bytes() { &[] } else { reason };
+            }
+        }
+    }
+    candidate.content
+}
+
+/// What a candidate does with its words: a prompt that only asks asks, as
+/// does the summary of a session that only asked memory. A prompt that
+/// states something ("staging runs on 5433") is where people state facts,
+/// and ranks as what it states.
 fn voice(candidate: &Candidate<'_>) -> Voice {
+    let text = || std::str::from_utf8(candidate.content);
     match candidate.kind {
         Kind::Tool => Voice::Tool,
-        Kind::User => Voice::Asks,
-        Kind::Summary if std::str::from_utf8(candidate.content).is_ok_and(asking::only_asks_memory) => Voice::Asks,
+        Kind::User if text().is_ok_and(asking::only_asks) => Voice::Asks,
+        Kind::Summary if text().is_ok_and(asking::only_asks_memory) => Voice::Asks,
         _ => Voice::States,
     }
 }

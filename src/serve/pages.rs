@@ -152,7 +152,11 @@ pub async fn search(State(app): State<Arc<App>>, Query(params): Query<SearchPara
     app.with_store(move |_, store| {
         let hits = recall::search(store, &request)?;
         let list = hits::list(store, &hits)?;
+        let waiting = recall::meaning::waiting_line(store.vectors_waiting()?);
         let results = html! {
+            @if let Some(waiting) = waiting {
+                p.waiting { (waiting) }
+            }
             (list)
             nav.pages {
                 @if params.offset > 0 {

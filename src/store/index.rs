@@ -121,7 +121,7 @@ pub fn secure_delete(conn: &Connection, mode: IndexMode, on: bool) -> Result<()>
 /// The FTS5 options of an index in `mode`; `None` for the LIKE mode, which has none.
 fn fts_options(mode: IndexMode) -> Option<&'static str> {
     match mode {
-        IndexMode::Trigram => Some("tokenize='trae_mem', detail='none', columnsize=0"),
+        IndexMode::Trigram => Some("tokenize='trae_mem skip_json_keys', detail='none', columnsize=0"),
         IndexMode::Unicode61 => Some("tokenize='unicode61 remove_diacritics 2'"),
         IndexMode::Like => None,
     }
@@ -151,7 +151,10 @@ pub fn is_outdated(conn: &Connection, mode: IndexMode) -> Result<bool> {
     let definition: Option<String> = conn
         .query_row("SELECT sql FROM sqlite_schema WHERE name = 'observations_fts'", [], |row| row.get(0))
         .optional()?;
-    Ok(!definition.is_some_and(|sql| sql.contains("tokenize='trae_mem'")))
+    // One made before JSON keys were skipped (`tokenize='trae_mem'`) is
+    // not: rebuilding a large store would stall its next search for
+    // minutes, and search's ranking already drops what only a key matched.
+    Ok(!definition.is_some_and(|sql| sql.contains("tokenize='trae_mem")))
 }
 
 /// Removes every index object, whatever the mode.

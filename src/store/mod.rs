@@ -35,7 +35,9 @@ use crate::owner_only;
 pub use candidates::{Candidate, Filters, HitRow, Table};
 pub use forget::{Removed, SECURE_DELETE_MAX, Selection};
 pub use index::IndexMode;
-pub use model::{Kind, Observation, SESSION_END_NOTE, STOP_NOTE, Session, SessionDetail, Summary, SummaryLevel};
+pub use model::{
+    Kind, Observation, SESSION_END_NOTE, STOP_NOTE, Session, SessionDetail, Summary, SummaryLevel, TURN_ENDED,
+};
 pub use rewrite::StoredText;
 pub use stats::Stats;
 pub use summary_queue::{LEARNING, QueueCounts, Queued};

@@ -152,6 +152,19 @@ pub struct Recalled {
     pub author: Option<String>,
 }
 
+/// A detailed summary read as `session_id, created_at, content, author`.
+fn recalled(row: &Row<'_>) -> rusqlite::Result<Recalled> {
+    Ok(Recalled {
+        summary: Summary {
+            session_id: row.get(0)?,
+            level: SummaryLevel::Detailed,
+            created_at: row.get(1)?,
+            content: row.get(2)?,
+        },
+        author: row.get(3)?,
+    })
+}
+
 impl Store {
     /// The highest observation id, private rows included; 0 when there is none.
     pub fn newest_observation_id(&self) -> Result<i64> {
@@ -353,18 +366,21 @@ impl Store {
         // than a few times `limit` keeps the cost bounded.
         let considered = limit.saturating_mul(SUMMARIES_LOOKBACK) as i64;
         let rows = stmt
-            .query_map(params![project, exclude, limit as i64, considered], |row| {
-                Ok(Recalled {
-                    summary: Summary {
-                        session_id: row.get(0)?,
-                        level: SummaryLevel::Detailed,
-                        created_at: row.get(1)?,
-                        content: row.get(2)?,
-                    },
-                    author: row.get(3)?,
-                })
-            })?
+            .query_map(params![project, exclude, limit as i64, considered], recalled)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// The detailed summaries of `sessions`, those that have one, in no
+    /// particular order: the sessions a prompt's meaning found.
+    pub fn detailed_summaries(&self, sessions: &[&str]) -> Result<Vec<Recalled>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author')
+             FROM summaries sm JOIN sessions s ON s.id = sm.session_id
+             WHERE sm.session_id IN (SELECT value FROM json_each(?1)) AND sm.level = 'detailed'",
+        )?;
+        let ids = serde_json::to_string(sessions)?;
+        let rows = stmt.query_map([ids], recalled)?.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
 

@@ -15,6 +15,14 @@
 //!   small set per row is cheaper than those lookups. That is also why this
 //!   tokenizer is only correct with `detail=none`.
 //!
+//! - **JSON keys are not words.** Created with the argument
+//!   `skip_json_keys` (as new indexes are), it blanks the keys of JSON
+//!   objects in a document (`text::blank_json_keys`) before taking its
+//!   trigrams: a tool's input and output are stored as JSON, and a search
+//!   for "start" must not find every edit by its `oldStart`. An index made
+//!   before keeps indexing keys, so that what it removes matches what it
+//!   added; search's ranking drops a row that holds a term only as a key.
+//!
 //! It lives in this process, not in the file: every connection that writes
 //! or queries the index registers it first (`register`). Tools such as the
 //! `sqlite3` shell can still read every table, but not `MATCH`.
@@ -103,7 +111,14 @@ struct Wrapper {
     /// The tokens of the document being tokenized, each packed into a
     /// `u128`. Kept between documents so its memory is reused.
     seen: FxHashSet<u128>,
+    /// Whether JSON keys are blanked before a document is tokenized.
+    skip_json_keys: bool,
+    /// The document with its keys blanked, reused between documents.
+    blanked: Vec<u8>,
 }
+
+/// The argument that has the tokenizer leave JSON keys out.
+pub const SKIP_JSON_KEYS: &str = "skip_json_keys";
 
 /// What `forward_once` needs, passed through the trigram tokenizer.
 struct Forward<'a> {
@@ -140,12 +155,21 @@ unsafe extern "C" fn create_wrapper(
         let (Some(create), Some(_), Some(_)) = (inner.xCreate, inner.xDelete, inner.xTokenize) else {
             return ffi::SQLITE_ERROR;
         };
+        // Our own argument comes first, and is not the trigram tokenizer's.
+        let skip_json_keys = arg_count > 0
+            && !(*args).is_null()
+            && std::ffi::CStr::from_ptr(*args).to_bytes() == SKIP_JSON_KEYS.as_bytes();
+        let (args, arg_count) = match skip_json_keys {
+            true => (args.add(1), arg_count - 1),
+            false => (args, arg_count),
+        };
         let mut instance = null_mut();
         let rc = create(inner_data, args, arg_count, &mut instance);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
-        let wrapper = Box::new(Wrapper { inner, instance, seen: FxHashSet::default() });
+        let wrapper =
+            Box::new(Wrapper { inner, instance, seen: FxHashSet::default(), skip_json_keys, blanked: Vec::new() });
         *out = Box::into_raw(wrapper).cast();
     }
     ffi::SQLITE_OK
@@ -193,6 +217,14 @@ unsafe extern "C" fn tokenize(
         }
         if flags & ffi::FTS5_TOKENIZE_DOCUMENT == 0 {
             return inner_tokenize(wrapper.instance, context, flags, text, length, Some(token));
+        }
+        let mut text = text;
+        if wrapper.skip_json_keys {
+            wrapper.blanked.clear();
+            wrapper.blanked.extend_from_slice(bytes(text, length));
+            if crate::text::blank_json_keys(&mut wrapper.blanked) {
+                text = wrapper.blanked.as_ptr().cast();
+            }
         }
         wrapper.seen.clear();
         let mut forward = Forward { seen: &mut wrapper.seen, context, token };

@@ -1,5 +1,5 @@
 //! Vectors: what search finds by meaning. The store keeps them, one per
-//! public row that states something and per brief summary, beside the name
+//! public row that says something (see `gets_a_vector`) and per brief summary, beside the name
 //! of the model that made them; it neither makes nor compares them (see
 //! `embed` and `recall::meaning`). Triggers drop a row's vector with the
 //! row, or when its text changes (migration 0007).
@@ -14,6 +14,9 @@ use super::{Filters, Store, Table, schema};
 /// and where it is loaded from (`embed::load` reads it).
 const MODEL_KEY: &str = "vector_model";
 const SOURCE_KEY: &str = "vector_model_source";
+/// `store_meta`'s key for the highest observation and summary ids that
+/// had every vector due when a fill last finished: `"<observation> <summary>"`.
+const FILLED_KEY: &str = "vectors_filled_through";
 
 /// The model the stored vectors come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,15 +25,17 @@ pub struct VectorModel {
     pub source: String,
 }
 
-/// The observations that get a vector: those that state something, in
-/// enough words to have a meaning. Tool rows and the notes of a tool about
-/// to run are identifiers, paths and output, which words find; a prompt
-/// asks, and what it asked is found through the session's answer; a turn's
-/// end says only that it ended. A text of a word or two ("done") is near
-/// every short query, whatever it asks.
+/// The observations that get a vector: each part of a session that says
+/// something in enough words to have a meaning, the user's prompt
+/// included (a task, a fact stated, a question), so that a short
+/// paraphrase meets the part it paraphrases rather than a session's
+/// average. Tool rows and the notes of a tool about to run are
+/// identifiers, paths and output, which words find; a turn's end says
+/// only that it ended. A text of a word or two ("done") is near every
+/// short query, whatever it asks.
 fn gets_a_vector() -> String {
     format!(
-        "r.private = 0 AND r.kind IN ('response', 'note', 'decision', 'error', 'learning')
+        "r.private = 0 AND r.kind IN ('user', 'response', 'note', 'decision', 'error', 'learning')
          AND octet_length(r.content) >= {MIN_BYTES}
          AND NOT (r.kind = 'note' AND (r.tool_name IS NOT NULL
                   OR r.content LIKE '{STOP_NOTE}%' OR r.content LIKE '{SESSION_END_NOTE}%'))"
@@ -93,6 +98,7 @@ impl Store {
         let tx = self.conn.transaction()?;
         if current.is_none_or(|c| c.id != model.id) {
             tx.execute("DELETE FROM vectors", [])?;
+            tx.execute("DELETE FROM store_meta WHERE key = ?1", [FILLED_KEY])?;
         }
         schema::set_meta(&tx, MODEL_KEY, &model.id)?;
         schema::set_meta(&tx, SOURCE_KEY, &model.source)?;
@@ -155,6 +161,65 @@ impl Store {
             |r| r.get(0),
         )?;
         Ok(VectorCounts { embedded: embedded as u64, pending: pending as u64 })
+    }
+
+    /// About how many rows wait for a vector, cheaply enough for every
+    /// search: those newer than the rows a fill last finished with, which
+    /// is where new rows wait. (A row rewritten since, by a forget or a
+    /// rescan, waits too and is not counted; the next fill embeds it.)
+    pub fn vectors_waiting(&self) -> Result<u64> {
+        let filled = schema::get_meta(&self.conn, FILLED_KEY)?;
+        let mut marks = filled.as_deref().unwrap_or("0 0").split(' ').map(|m| m.parse::<i64>().unwrap_or(0));
+        let (observations, summaries) = (marks.next().unwrap_or(0), marks.next().unwrap_or(0));
+        let waiting: i64 = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT (SELECT count(*) {} AND r.id > ?1) + (SELECT count(*) {} AND r.id > ?2)",
+                waiting(Table::Observations),
+                waiting(Table::Summaries)
+            ))?
+            .query_row([observations, summaries], |r| r.get(0))?;
+        Ok(waiting as u64)
+    }
+
+    /// The highest observation and summary ids now: what `mark_vectors_filled`
+    /// takes once no row up to them waits.
+    pub fn newest_ids(&self) -> Result<(i64, i64)> {
+        Ok((self.table_size(Table::Observations)?, self.table_size(Table::Summaries)?))
+    }
+
+    /// Notes that no row up to these ids waits for a vector.
+    pub fn mark_vectors_filled(&self, (observations, summaries): (i64, i64)) -> Result<()> {
+        schema::set_meta(&self.conn, FILLED_KEY, &format!("{observations} {summaries}"))
+    }
+
+    /// Hands each vector of `project`'s public rows and brief summaries,
+    /// but those of session `exclude`, to `each` with the row's session.
+    pub(crate) fn each_session_vector(
+        &self,
+        project: &str,
+        exclude: Option<&str>,
+        mut each: impl FnMut(&str, &[u8]),
+    ) -> Result<()> {
+        // From the project's sessions down, by the indexes on sessions'
+        // project and observations' session: a project's rows are read,
+        // not the whole store's vectors.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT s.id, v.embedding FROM sessions s
+             JOIN observations o ON o.session_id = s.id
+             JOIN vectors v ON v.source = 0 AND v.row_id = o.id
+             WHERE s.project_path = ?1 AND s.id IS NOT ?2 AND o.private = 0
+             UNION ALL
+             SELECT s.id, v.embedding FROM sessions s
+             JOIN summaries sm ON sm.session_id = s.id
+             JOIN vectors v ON v.source = 1 AND v.row_id = sm.id
+             WHERE s.project_path = ?1 AND s.id IS NOT ?2",
+        )?;
+        let mut rows = stmt.query(rusqlite::params![project, exclude])?;
+        while let Some(row) = rows.next()? {
+            each(row.get_ref(0)?.as_str()?, row.get_ref(1)?.as_blob()?);
+        }
+        Ok(())
     }
 
     /// Hands each vector of `table`'s rows that pass the filters to `each`,

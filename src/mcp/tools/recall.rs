@@ -96,6 +96,12 @@ struct SearchInput {
 #[schemars(crate = "rmcp::schemars")]
 struct SearchOutput {
     query: String,
+    /// Memories that have no vector yet: search finds them by their words
+    /// alone until the background embed reaches them.
+    waiting_for_vectors: u64,
+    /// Says so in a sentence, with the command that gives them their vectors; absent when none wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     hits: Vec<Hit>,
 }
 
@@ -151,9 +157,13 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
         limit: in_range("limit", input.limit.unwrap_or(20), 1..=100)?,
         offset: input.offset.unwrap_or(0),
     };
-    let hits = recall::search(&memory.store(), &request)?;
+    let store = memory.store();
+    let hits = recall::search(&store, &request)?;
+    let waiting = store.vectors_waiting()?;
     Ok(SearchOutput {
         query: input.query,
+        waiting_for_vectors: waiting,
+        note: recall::meaning::waiting_line(waiting),
         hits: hits
             .into_iter()
             .map(|hit| Hit {

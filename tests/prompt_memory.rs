@@ -1,0 +1,203 @@
+//! Memory that reaches the agent unasked, by meaning as well as by words:
+//! a prompt that asks about earlier work in other words (or in another
+//! language) is told that work, an unrelated prompt is told nothing, and
+//! what a prompt states is found as a statement. Driven through the hook
+//! binary as Claude Code drives it.
+
+use serde_json::{Value, json};
+
+use crate::util::{Home, claude_code_hook as hook};
+
+/// The fix the paraphrases ask about, as its session stated it.
+const FIX_ASKED: &str = "The program dies at start when the settings file is missing. Fix it.";
+const FIX_CONCLUDED: &str =
+    "Fixed: load_settings now falls back to the defaults when settings.toml is absent, instead of aborting at launch.";
+
+/// One task a session, as an agent works: the prompt, a tool call, the answer.
+const OTHER_WORK: &[(&str, &str)] = &[
+    ("Add a --json flag to the export command.", "Done: `export --json` prints one JSON object per line."),
+    (
+        "The CSV export writes dates in the local format; switch it to ISO 8601.",
+        "Done: the CSV export writes dates as ISO 8601, like 2026-12-05.",
+    ),
+    ("Bump tokio to 1.40 and run the test suite.", "Bumped tokio to 1.40; all 214 tests pass."),
+    (
+        "The search results page is slow with ten thousand rows, paginate it.",
+        "Paginated the search page at 50 rows a page; it renders in 40 ms now.",
+    ),
+    ("Rename the usr module to users everywhere.", "Renamed the module; imports were updated in 12 files."),
+    ("Write a README section on installing with Homebrew.", "Added an 'Install with Homebrew' section to README.md."),
+    (
+        "tests/upload.rs fails now and then on CI, find out why.",
+        "The test raced the upload thread; it now waits on the completion channel, and passed 500 runs in a row.",
+    ),
+    (
+        "Cache the results of the inventory query for five minutes.",
+        "Done: inventory query results are cached in Redis with a 300 second TTL.",
+    ),
+    ("Log the request id on every error line.", "Every error line now carries the request_id field."),
+    (
+        "Draw the monthly revenue chart with a logarithmic axis.",
+        "The revenue chart now uses a log scale on its y axis, with ticks at powers of ten.",
+    ),
+];
+
+/// A session of one task: its prompt, a read of `file`, and its answer.
+fn session(home: &Home, sid: &str, asked: &str, file: &str, concluded: &str) {
+    hook(home, sid, "UserPromptSubmit", json!({"prompt": asked})).ok();
+    hook(
+        home,
+        sid,
+        "PostToolUse",
+        json!({"tool_name": "Read", "tool_use_id": format!("{sid}-read"), "tool_input": {"file_path": file},
+               "tool_response": {"file": {"filePath": file, "content": "fn main() {}\n"}}}),
+    )
+    .ok();
+    hook(home, sid, "Stop", json!({"last_assistant_message": concluded})).ok();
+    hook(home, sid, "SessionEnd", json!({"reason": "exit"})).ok();
+}
+
+/// A project of eleven one-task sessions, one of them the fix, every
+/// memory given its vector (as the hooks' background embed gives it).
+fn project_with_the_fix() -> Home {
+    let home = Home::new();
+    for (i, (asked, concluded)) in OTHER_WORK.iter().enumerate().take(5) {
+        session(&home, &format!("work-{i}"), asked, &format!("src/part{i}.rs"), concluded);
+    }
+    session(&home, "the-fix", FIX_ASKED, "src/settings.rs", FIX_CONCLUDED);
+    for (i, (asked, concluded)) in OTHER_WORK.iter().enumerate().skip(5) {
+        session(&home, &format!("work-{i}"), asked, &format!("src/part{i}.rs"), concluded);
+    }
+    home.settle();
+    home
+}
+
+/// What a prompt of a new session is told, or "" for nothing.
+fn told(home: &Home, prompt: &str) -> String {
+    let run = hook(home, "new", "UserPromptSubmit", json!({"prompt": prompt})).ok();
+    if run.stdout.trim().is_empty() {
+        return String::new();
+    }
+    run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn a_prompt_asking_in_other_words_or_in_chinese_is_told_the_fix_and_an_unrelated_one_nothing() {
+    let home = project_with_the_fix();
+    for prompt in [
+        "What did we end up doing about the program dying at launch when the user's preferences are absent?",
+        "上次程序一启动就挂掉、因为找不到用户设置的那个问题，我们是怎么处理的？",
+    ] {
+        let memory = told(&home, prompt);
+        assert!(memory.contains("falls back to the defaults"), "{prompt}: the fix is told:\n{memory}");
+    }
+    for prompt in ["what is 17 times 23?", "thanks, that's all for today", "写一首关于秋天的短诗"] {
+        let memory = told(&home, prompt);
+        assert_eq!(memory, "", "{prompt}: nothing is related, nothing is told");
+    }
+}
+
+#[test]
+fn a_fact_a_prompt_states_is_found_first_by_a_later_question_about_it() {
+    let home = Home::new();
+    session(
+        &home,
+        "facts",
+        "Staging runs its Postgres on port 5433, not 5432. Point the migrations at it.",
+        "migrations/env.rs",
+        "Done: the migrations read DATABASE_URL and run against staging.",
+    );
+    session(
+        &home,
+        "other",
+        "Make the dev server start faster.",
+        "src/server.rs",
+        "The dev server now listens on its port 3000 as soon as the router is built; it starts in 0.4 s.",
+    );
+    let out = home.run(&["search", "--json", "--", "which port does staging Postgres use?"], None).ok().json();
+    let first = &out["hits"][0];
+    assert_eq!(first["kind"], "user", "the prompt that stated it comes first: {out}");
+    assert!(first["snippet"].as_str().unwrap_or_default().contains("5433"), "{out}");
+}
+
+#[test]
+fn search_says_while_memories_wait_for_vectors_and_an_import_starts_giving_them() {
+    let home = Home::new();
+    let export = home.write(
+        "memory.jsonl",
+        concat!(
+            r#"{"type":"session","session":{"id":"00000000-0000-4000-8000-000000000001","project":"/p","started_at":1700000000000,"ended_at":null,"meta":{},"observations":2}}"#,
+            "\n",
+            r#"{"type":"observation","id":1,"session_id":"00000000-0000-4000-8000-000000000001","ts":1700000060000,"kind":"response","tool":null,"content":"Fixed: the settings loader falls back to the defaults when the file is absent.","private":false,"tags":[]}"#,
+            "\n",
+            r#"{"type":"observation","id":2,"session_id":"00000000-0000-4000-8000-000000000001","ts":1700000120000,"kind":"decision","tool":null,"content":"We keep one SQLite file per home, never one per project.","private":false,"tags":[]}"#,
+            "\n",
+        )
+        .as_bytes(),
+    );
+    let import = home.run_unsettled(&["import", export.to_str().unwrap()], None).ok();
+    assert!(import.stderr.contains("2 memories wait for a vector"), "{import}");
+    // Asked before the background embed is done (or started), search says
+    // what it lacks; --json carries the count.
+    let vectors = || -> i64 { home.db().query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap() };
+    if vectors() == 0 {
+        let text = home.run_unsettled(&["search", "--", "settings loader"], None).ok();
+        assert!(text.stderr.contains("wait for a vector") && text.stderr.contains("trae-mem embed"), "{text}");
+        let json = home.run_unsettled(&["search", "--json", "--", "settings loader"], None).ok().json();
+        assert!(json["waiting_for_vectors"].as_u64().is_some_and(|n| n >= 1), "{json}");
+    }
+    // The import started the background embed: the vectors come without
+    // anyone running `trae-mem embed`.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while vectors() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(vectors(), 2, "the background embed gave both memories their vectors");
+    let json = home.run_unsettled(&["search", "--json", "--", "settings loader"], None).ok().json();
+    assert_eq!(json["waiting_for_vectors"], 0, "{json}");
+    let text = home.run_unsettled(&["search", "--", "settings loader"], None).ok();
+    assert!(!text.stderr.contains("wait for a vector"), "{text}");
+}
+
+#[test]
+fn a_keyword_query_has_no_tail_of_hits_found_by_meaning_alone() {
+    let home = project_with_the_fix();
+    session(
+        &home,
+        "busy",
+        "Hooks fail with database is locked under load.",
+        "src/store.rs",
+        "Set SQLite's busy timeout to 250 ms on every connection; the locked errors are gone.",
+    );
+    home.settle();
+    let out = home.run(&["search", "--json", "--", "busy timeout"], None).ok().json();
+    let hits = out["hits"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{out}");
+    assert!(hits[0]["snippet"].as_str().unwrap_or_default().contains("busy timeout"), "{out}");
+    for hit in hits {
+        assert_ne!(hit["found_by"], "meaning", "a hit by meaning alone trails a keyword query: {out}");
+    }
+}
+
+#[test]
+fn a_word_found_only_as_a_json_key_does_not_match() {
+    let home = Home::new();
+    hook(&home, "edit", "UserPromptSubmit", json!({"prompt": "Tidy the parser module."})).ok();
+    hook(
+        &home,
+        "edit",
+        "PostToolUse",
+        json!({"tool_name": "Edit", "tool_use_id": "e1",
+               "tool_input": {"file_path": "src/parser.rs", "old_string": "let x = 1;", "new_string": "let count = 1;"},
+               "tool_response": {"filePath": "src/parser.rs", "userModified": false,
+                                 "structuredPatch": [{"oldStart": 3, "oldLines": 1, "newStart": 3, "newLines": 1}]}}),
+    )
+    .ok();
+    for key in ["oldStart", "userModified", "structuredPatch"] {
+        let out = home.run(&["search", "--json", "--", key], None).ok().json();
+        assert_eq!(out["hits"], json!([]), "{key} is only a JSON key: {out}");
+    }
+    // The values are the memory's words.
+    let out: Value = home.run(&["search", "--json", "--", "src/parser.rs"], None).ok().json();
+    assert!(out["hits"].as_array().is_some_and(|h| h.iter().any(|h| h["tool"] == "Edit")), "{out}");
+}
