@@ -87,12 +87,7 @@ fn recall_set(args: &[String]) -> anyhow::Result<()> {
     let reused = dir.join(DB_FILE).exists();
     let mut store = Store::open(&dir.join(DB_FILE), &OpenOptions::default())?;
     if !reused {
-        let export = dir.join("labelled.jsonl");
-        write_labelled(&rows, &export)?;
-        store.take_in(Records::File {
-            input: &mut BufReader::new(std::fs::File::open(&export)?),
-            progress: &mut |_| {},
-        })?;
+        import_labelled(&mut store, &rows, &dir)?;
     }
     if padding > 0 && !reused {
         let generated = dir.join("padding.jsonl");
@@ -173,12 +168,7 @@ fn sessions_set(args: &[String]) -> anyhow::Result<()> {
     let projects = prompts::projects(&rows);
     let half = args.iter().position(|a| a == "--half").and_then(|i| args.get(i + 1)).map(String::as_str);
     if !reused {
-        let export = dir.join("labelled.jsonl");
-        write_labelled(&rows, &export)?;
-        store.take_in(Records::File {
-            input: &mut BufReader::new(std::fs::File::open(&export)?),
-            progress: &mut |_| {},
-        })?;
+        import_labelled(&mut store, &rows, &dir)?;
         summarize_every_session(&mut store)?;
         println!("\nprompt memory, words alone (no vectors yet):");
         prompts::score(&store, &projects, &cases, half)?;
@@ -193,6 +183,15 @@ fn sessions_set(args: &[String]) -> anyhow::Result<()> {
     }
     println!("\nprompt memory, words and meaning:");
     prompts::score(&store, &projects, &cases, half)?;
+    Ok(())
+}
+
+/// Imports the labelled rows into an empty store, through an export in `dir`.
+fn import_labelled(store: &mut Store, rows: &[Row], dir: &std::path::Path) -> anyhow::Result<()> {
+    let export = dir.join("labelled.jsonl");
+    write_labelled(rows, &export)?;
+    store
+        .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
     Ok(())
 }
 

@@ -216,10 +216,11 @@ fn a_turn_gets_its_vectors_in_the_background() {
         "the background embed stored a vector; its log: {:?}",
         std::fs::read_to_string(home.home().join("logs/embed.log"))
     );
-    // The prompt asks, the turns' end notes say only that they ended, and
-    // "Done." is near any short query: only the fix has a vector.
+    // The turns' end notes say only that they ended, and "Done." is near
+    // any short query: the fix has a vector, and so has the prompt (each
+    // part a session states gets one, so a paraphrase meets its part).
     home.settle();
-    assert_eq!(embedded(), 1);
+    assert_eq!(embedded(), 2);
     let out = search(&home, "偏好丢失时程序启动就退出，后来怎么处理的？");
     assert_eq!(out["hits"][0]["kind"], "response", "{out}");
     assert_eq!(out["hits"][0]["found_by"], "meaning", "{out}");

@@ -1,7 +1,7 @@
 //! Memory that reaches the agent unasked, by meaning as well as by words:
 //! a prompt that asks about earlier work in other words (or in another
-//! language) is told that work, an unrelated prompt is told nothing, and
-//! what a prompt states is found as a statement. Driven through the hook
+//! language) is told that work, and an unrelated prompt is told nothing.
+//! Driven through the hook
 //! binary as Claude Code drives it.
 
 use serde_json::{Value, json};
@@ -98,29 +98,6 @@ fn a_prompt_asking_in_other_words_or_in_chinese_is_told_the_fix_and_an_unrelated
 }
 
 #[test]
-fn a_fact_a_prompt_states_is_found_first_by_a_later_question_about_it() {
-    let home = Home::new();
-    session(
-        &home,
-        "facts",
-        "Staging runs its Postgres on port 5433, not 5432. Point the migrations at it.",
-        "migrations/env.rs",
-        "Done: the migrations read DATABASE_URL and run against staging.",
-    );
-    session(
-        &home,
-        "other",
-        "Make the dev server start faster.",
-        "src/server.rs",
-        "The dev server now listens on its port 3000 as soon as the router is built; it starts in 0.4 s.",
-    );
-    let out = home.run(&["search", "--json", "--", "which port does staging Postgres use?"], None).ok().json();
-    let first = &out["hits"][0];
-    assert_eq!(first["kind"], "user", "the prompt that stated it comes first: {out}");
-    assert!(first["snippet"].as_str().unwrap_or_default().contains("5433"), "{out}");
-}
-
-#[test]
 fn search_says_while_memories_wait_for_vectors_and_an_import_starts_giving_them() {
     let home = Home::new();
     let export = home.write(
@@ -135,17 +112,21 @@ fn search_says_while_memories_wait_for_vectors_and_an_import_starts_giving_them(
         )
         .as_bytes(),
     );
+    // A home whose background embed cannot run (its model file is not a
+    // model): what waits stays waiting, and search says so.
+    let stuck = Home::new();
+    let bogus = stuck.write("bogus.e5s", b"not a model at all");
+    stuck.write("home/trae-mem.toml", format!("[search]\nmodel = {:?}\n", bogus.display().to_string()).as_bytes());
+    let file = stuck.write("memory.jsonl", &std::fs::read(&export).unwrap());
+    stuck.run_unsettled(&["import", file.to_str().unwrap()], None).ok();
+    let text = stuck.run_unsettled(&["search", "--", "settings loader"], None).ok();
+    assert!(text.stderr.contains("2 memories wait for a vector") && text.stderr.contains("trae-mem embed"), "{text}");
+    let json = stuck.run_unsettled(&["search", "--json", "--", "settings loader"], None).ok().json();
+    assert_eq!(json["waiting_for_vectors"], 2, "{json}");
+
     let import = home.run_unsettled(&["import", export.to_str().unwrap()], None).ok();
     assert!(import.stderr.contains("2 memories wait for a vector"), "{import}");
-    // Asked before the background embed is done (or started), search says
-    // what it lacks; --json carries the count.
     let vectors = || -> i64 { home.db().query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap() };
-    if vectors() == 0 {
-        let text = home.run_unsettled(&["search", "--", "settings loader"], None).ok();
-        assert!(text.stderr.contains("wait for a vector") && text.stderr.contains("trae-mem embed"), "{text}");
-        let json = home.run_unsettled(&["search", "--json", "--", "settings loader"], None).ok().json();
-        assert!(json["waiting_for_vectors"].as_u64().is_some_and(|n| n >= 1), "{json}");
-    }
     // The import started the background embed: the vectors come without
     // anyone running `trae-mem embed`.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -173,7 +154,8 @@ fn a_keyword_query_has_no_tail_of_hits_found_by_meaning_alone() {
     let out = home.run(&["search", "--json", "--", "busy timeout"], None).ok().json();
     let hits = out["hits"].as_array().unwrap();
     assert!(!hits.is_empty(), "{out}");
-    assert!(hits[0]["snippet"].as_str().unwrap_or_default().contains("busy timeout"), "{out}");
+    let first = hits[0]["snippet"].as_str().unwrap_or_default();
+    assert!(first.contains("busy") && first.contains("timeout"), "{out}");
     for hit in hits {
         assert_ne!(hit["found_by"], "meaning", "a hit by meaning alone trails a keyword query: {out}");
     }

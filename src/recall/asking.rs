@@ -46,55 +46,6 @@ pub fn without_asking(prompt: &str) -> String {
     left.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The prompt only asks: each of its sentences is a question (it ends in a
-/// question mark, opens with a question word, or holds a Chinese one), or
-/// it asks memory. A prompt with a statement in it ("staging runs on 5433;
-/// why does the test fail?") states that, and is ranked as what it states.
-pub fn only_asks(prompt: &str) -> bool {
-    if asks_memory(prompt) {
-        return true;
-    }
-    let mut sentences = split_sentences(prompt).peekable();
-    sentences.peek().is_some() && sentences.all(|(sentence, mark)| is_question(sentence, mark))
-}
-
-/// The sentences of `text`, each with the mark that ended it (none at the end).
-fn split_sentences(text: &str) -> impl Iterator<Item = (&str, Option<char>)> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        loop {
-            if rest.is_empty() {
-                return None;
-            }
-            let end = rest.find(['.', '!', '?', '\n', '。', '！', '？', ';', '；']);
-            let (sentence, mark, next) = match end {
-                Some(at) => {
-                    let mark = rest[at..].chars().next().expect("a mark was found");
-                    (&rest[..at], Some(mark), &rest[at + mark.len_utf8()..])
-                }
-                None => (rest, None, ""),
-            };
-            rest = next;
-            // "v0.2.1", "e.g.": the pieces a dot cuts off inside a word are no sentences.
-            if sentence.trim().chars().filter(|c| c.is_alphanumeric()).count() > 1 {
-                return Some((sentence.trim(), mark));
-            }
-        }
-    })
-}
-
-/// Whether one sentence asks.
-fn is_question(sentence: &str, mark: Option<char>) -> bool {
-    const OPENERS: &[&str] = &["what", "how", "why", "when", "where", "which", "who", "whose", "whom"];
-    const CHINESE: &[&str] = &["什么", "怎么", "为什么", "为何", "如何", "多少", "哪", "吗", "呢", "是否", "谁"];
-    let first = sentence.split(|c: char| !c.is_alphanumeric() && c != '\'').next().unwrap_or_default();
-    matches!(mark, Some('?' | '？'))
-        || OPENERS
-            .iter()
-            .any(|w| first.eq_ignore_ascii_case(w) || first.to_ascii_lowercase().starts_with(&format!("{w}'")))
-        || CHINESE.iter().any(|w| sentence.contains(w))
-}
-
 /// The summary is of a session that only asked memory: everything it asked
 /// asks memory, and it ran no tool and met no error. Only summaries the
 /// built-in summarizer wrote can be read this way.
@@ -144,31 +95,6 @@ mod tests {
         ];
         for (prompt, left) in cases {
             assert_eq!(without_asking(prompt), left, "{prompt}");
-        }
-    }
-
-    #[test]
-    fn a_prompt_asks_only_when_each_sentence_is_a_question() {
-        for asking in [
-            "what time is it?",
-            "Why does the import time out",
-            "is the cache still warm?",
-            "库存查询的缓存过期时间是多少？",
-            "这个测试为什么会失败",
-            "what did we do last time",
-            "What's the port? And which host?",
-        ] {
-            assert!(only_asks(asking), "{asking}");
-        }
-        for stating in [
-            "staging runs on 5433",
-            "We cannot ship GPL code. Which licence does the new crate use?",
-            "fix the memory leak in the parser",
-            "Bumped the version to v0.2.1 and tagged it.",
-            "预发环境的数据库端口是 5433",
-            "",
-        ] {
-            assert!(!only_asks(stating), "{stating}");
         }
     }
 

@@ -129,6 +129,9 @@ fn nearest_rows(
     Ok(near)
 }
 
+/// Fewer rows than this compared have no spread to stand out from.
+const SPREAD_ROWS: f64 = 20.0;
+
 /// The mean and spread of similarities, added one at a time (Welford's way).
 #[derive(Default)]
 struct Spread {
@@ -145,11 +148,12 @@ impl Spread {
         self.squares += delta * (f64::from(x) - self.mean);
     }
 
-    /// How many standard deviations `x` stands above the mean: 0 with too
-    /// few values to tell.
+    /// How many standard deviations `x` stands above the mean: infinite
+    /// with too few values for a spread (`SPREAD_ROWS`), where no row can
+    /// be told apart from the rest and each near one counts.
     fn stands(&self, x: f32) -> f32 {
-        if self.count < 2.0 {
-            return 0.0;
+        if self.count < SPREAD_ROWS {
+            return f32::INFINITY;
         }
         let deviation = (self.squares / self.count).sqrt().max(1e-3);
         ((f64::from(x) - self.mean) / deviation) as f32
