@@ -60,21 +60,24 @@ const MRR_AT: usize = 10;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let only = flag("--set");
-    if only.as_deref().is_none_or(|set| set == "recall") {
+    let only = flag(&args, "--set");
+    if only.is_none_or(|set| set == "recall") {
         recall_set(&args)?;
     }
-    if only.as_deref().is_none_or(|set| set == "sessions") {
+    if only.is_none_or(|set| set == "sessions") {
         sessions_set(&args)?;
     }
     Ok(())
 }
 
+/// The value given after `name` on the command line.
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(String::as_str)
+}
+
 /// The changelog set (`tests/fixtures/recall/`), with its options.
 fn recall_set(args: &[String]) -> anyhow::Result<()> {
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let padding: usize = flag("--padding").map_or(Ok(0), |v| v.parse())?;
+    let padding: usize = flag(args, "--padding").map_or(Ok(0), |v| v.parse())?;
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recall");
     let rows: Vec<Row> = read_lines(&fixtures.join("corpus.jsonl"))?;
     println!("== the changelog set (tests/fixtures/recall) ==");
@@ -82,7 +85,7 @@ fn recall_set(args: &[String]) -> anyhow::Result<()> {
     // `--store DIR` keeps the store (and its vectors) for the next run,
     // which then only searches: for trying a ranking change quickly.
     let temporary = tempfile::tempdir()?;
-    let dir = flag("--store").map_or(temporary.path().to_owned(), std::path::PathBuf::from);
+    let dir = flag(args, "--store").map_or(temporary.path().to_owned(), std::path::PathBuf::from);
     std::fs::create_dir_all(&dir)?;
     let reused = dir.join(DB_FILE).exists();
     let mut store = Store::open(&dir.join(DB_FILE), &OpenOptions::default())?;
@@ -128,10 +131,10 @@ fn score_halves(
     textbook: &Textbook,
     statics: Option<&Statics>,
 ) -> anyhow::Result<()> {
-    let only = args.iter().position(|a| a == "--half").and_then(|i| args.get(i + 1));
+    let only = flag(args, "--half");
     for (name, file) in QUERY_SETS {
         let path = fixtures.join(file);
-        if !path.exists() || only.is_some_and(|half| !name.starts_with(half.as_str())) {
+        if !path.exists() || only.is_some_and(|half| !name.starts_with(half)) {
             continue;
         }
         let queries: Vec<Labelled> = read_lines(&path)?;
@@ -159,14 +162,13 @@ fn sessions_set(args: &[String]) -> anyhow::Result<()> {
     // `--sessions-store DIR` keeps this store for the next run, which then
     // only asks: for choosing a rule quickly.
     let temporary = tempfile::tempdir()?;
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let dir = flag("--sessions-store").map_or(temporary.path().to_owned(), std::path::PathBuf::from);
+    let dir = flag(args, "--sessions-store").map_or(temporary.path().to_owned(), std::path::PathBuf::from);
     std::fs::create_dir_all(&dir)?;
     let reused = dir.join(DB_FILE).exists();
     let mut store = Store::open(&dir.join(DB_FILE), &OpenOptions::default())?;
     let cases: Vec<prompts::Case> = read_lines(&fixtures.join("prompts.jsonl"))?;
     let projects = prompts::projects(&rows);
-    let half = args.iter().position(|a| a == "--half").and_then(|i| args.get(i + 1)).map(String::as_str);
+    let half = flag(args, "--half");
     if !reused {
         import_labelled(&mut store, &rows, &dir)?;
         summarize_every_session(&mut store)?;
@@ -240,18 +242,19 @@ fn score(
 ) -> anyhow::Result<Vec<String>> {
     let mut by_category: BTreeMap<&str, Scores> = BTreeMap::new();
     let mut misses = Vec::new();
+    let summarized = store.conn().query_row("SELECT count(*) FROM summaries", [], |r| r.get::<_, i64>(0))? > 0;
     for labelled in queries {
         let mut relevant: Vec<i64> = labelled.relevant.iter().map(|r| row_id(r)).collect();
         // A summary of the session the relevant rows are in answers as well
         // as they do, where sessions are summarized.
-        let sessions: Vec<i64> = relevant
-            .iter()
-            .filter_map(|&id| {
-                store.conn().query_row("SELECT session_id FROM observations WHERE id = ?1", [id], |r| r.get(0)).ok()
-            })
-            .map(|session: String| summary_key(&session))
-            .collect();
-        if store.conn().query_row("SELECT count(*) FROM summaries", [], |r| r.get::<_, i64>(0))? > 0 {
+        if summarized {
+            let sessions: Vec<i64> = relevant
+                .iter()
+                .filter_map(|&id| {
+                    store.conn().query_row("SELECT session_id FROM observations WHERE id = ?1", [id], |r| r.get(0)).ok()
+                })
+                .map(|session: String| summary_key(&session))
+                .collect();
             relevant.extend(sessions);
             relevant.sort_unstable();
             relevant.dedup();

@@ -114,6 +114,13 @@ pub fn bytes(n: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// Whether `text` may hold a JSON key (a quote a colon follows): text
+/// without one is left as it is, uncopied.
+pub fn may_hold_json_keys(text: &[u8]) -> bool {
+    use memchr::memmem;
+    memmem::find(text, b"\":").is_some() || memmem::find(text, b"\" :").is_some()
+}
+
 /// Blanks, in place, the keys of JSON objects in `text` (each quoted
 /// string a colon follows, quotes included) with spaces, keeping every
 /// other byte where it was. A tool's input and output are stored as
@@ -121,8 +128,8 @@ pub fn bytes(n: u64) -> String {
 /// the memory's: the index and the ranking see only the values. Returns
 /// whether anything was blanked.
 pub fn blank_json_keys(text: &mut [u8]) -> bool {
-    use memchr::{memchr, memchr2, memmem};
-    if memmem::find(text, b"\":").is_none() && memmem::find(text, b"\" :").is_none() {
+    use memchr::{memchr, memchr2};
+    if !may_hold_json_keys(text) {
         return false;
     }
     let mut changed = false;

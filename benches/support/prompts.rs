@@ -4,7 +4,7 @@
 //! stored (it should tell nothing), by half and by language.
 //! `PROMPTS_VERBOSE=1` prints each case and the sessions it was told.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use serde::Deserialize;
@@ -54,18 +54,13 @@ pub fn score(
     only: Option<&str>,
 ) -> anyhow::Result<()> {
     let settings = ContextSettings::default();
-    let every_project: Vec<&String> = {
-        let mut all: Vec<&String> = projects.values().collect();
-        all.sort();
-        all.dedup();
-        all
-    };
+    let every_project: BTreeSet<&String> = projects.values().collect();
     let mut tallies: BTreeMap<(String, String, String), Tally> = BTreeMap::new();
     let mut times = Vec::new();
     for case in cases.iter().filter(|c| only.is_none_or(|half| c.half.starts_with(half))) {
         let asked_in: Vec<&String> = match &case.session {
             Some(session) => vec![&projects[session]],
-            None => every_project.clone(),
+            None => every_project.iter().copied().collect(),
         };
         for project in asked_in {
             let started = Instant::now();
@@ -125,6 +120,21 @@ pub fn score(
         times[times.len() / 2],
         times[times.len() * 95 / 100]
     );
+    // Of which the prompt's vector, on the one core that makes it.
+    if let Some(embedder) = trae_mem::embed::of_store(store)? {
+        let mut vectors: Vec<f64> = cases
+            .iter()
+            .map(|case| {
+                let started = Instant::now();
+                std::hint::black_box(
+                    embedder.embed_query_within(&case.prompt, trae_mem::recall::meaning::PROMPT_TOKENS),
+                );
+                started.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        vectors.sort_by(f64::total_cmp);
+        println!("of which the prompt's vector: p50 {:.2} ms", vectors[vectors.len() / 2]);
+    }
     Ok(())
 }
 

@@ -290,10 +290,9 @@ fn standing(near: &[meaning::SessionNear]) -> Vec<(&str, f32)> {
     if rest.len() < SPREAD_SESSIONS {
         return Vec::new();
     }
-    let n = rest.len() as f32;
-    let mean = rest.iter().map(|s| s.similarity).sum::<f32>() / n;
-    let deviation = (rest.iter().map(|s| (s.similarity - mean).powi(2)).sum::<f32>() / n).sqrt().max(1e-3);
-    near.iter().map(|s| (s.session_id.as_str(), (s.similarity - mean) / deviation)).collect()
+    let mut spread = meaning::Spread::default();
+    rest.iter().for_each(|s| spread.add(s.similarity));
+    near.iter().map(|s| (s.session_id.as_str(), spread.stands(s.similarity))).collect()
 }
 
 /// The keys of `recalled` to tell, at most `limit`, best first: those that

@@ -119,7 +119,10 @@ fn nearest_rows(
             }
         })?;
     }
-    near.iter_mut().for_each(|n| n.stands = spread.stands(n.similarity));
+    // With too few rows for a spread, no row can be told apart from the
+    // rest, and each near one counts.
+    let spread_known = spread.count >= SPREAD_ROWS;
+    near.iter_mut().for_each(|n| n.stands = if spread_known { spread.stands(n.similarity) } else { f32::INFINITY });
     near.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(b.id.cmp(&a.id)));
     if bounds == Bounds::Search {
         let window = near.first().map_or(FLOOR, |nearest| nearest.similarity - WINDOW);
@@ -134,27 +137,22 @@ const SPREAD_ROWS: f64 = 20.0;
 
 /// The mean and spread of similarities, added one at a time (Welford's way).
 #[derive(Default)]
-struct Spread {
+pub(super) struct Spread {
     count: f64,
     mean: f64,
     squares: f64,
 }
 
 impl Spread {
-    fn add(&mut self, x: f32) {
+    pub(super) fn add(&mut self, x: f32) {
         self.count += 1.0;
         let delta = f64::from(x) - self.mean;
         self.mean += delta / self.count;
         self.squares += delta * (f64::from(x) - self.mean);
     }
 
-    /// How many standard deviations `x` stands above the mean: infinite
-    /// with too few values for a spread (`SPREAD_ROWS`), where no row can
-    /// be told apart from the rest and each near one counts.
-    fn stands(&self, x: f32) -> f32 {
-        if self.count < SPREAD_ROWS {
-            return f32::INFINITY;
-        }
+    /// How many standard deviations `x` stands above the mean.
+    pub(super) fn stands(&self, x: f32) -> f32 {
         let deviation = (self.squares / self.count).sqrt().max(1e-3);
         ((f64::from(x) - self.mean) / deviation) as f32
     }
@@ -163,7 +161,7 @@ impl Spread {
 /// A prompt's vector is made from its first this many tokens: what a prompt
 /// is about comes first, and the encoder's time grows with its tokens
 /// (about half a millisecond each on one core), on a hook the agent waits for.
-const PROMPT_TOKENS: usize = 64;
+pub const PROMPT_TOKENS: usize = 64;
 
 /// A session of the project, by the part of it nearest the query.
 #[derive(Debug, Clone, PartialEq)]

@@ -218,8 +218,10 @@ unsafe extern "C" fn tokenize(
         if flags & ffi::FTS5_TOKENIZE_DOCUMENT == 0 {
             return inner_tokenize(wrapper.instance, context, flags, text, length, Some(token));
         }
+        // Only a document that may hold a key is copied to be blanked:
+        // every write of the index (an import's every row) comes through here.
         let mut text = text;
-        if wrapper.skip_json_keys {
+        if wrapper.skip_json_keys && crate::text::may_hold_json_keys(bytes(text, length)) {
             wrapper.blanked.clear();
             wrapper.blanked.extend_from_slice(bytes(text, length));
             if crate::text::blank_json_keys(&mut wrapper.blanked) {

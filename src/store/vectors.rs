@@ -151,16 +151,7 @@ impl Store {
     /// How many rows have vectors and how many wait for one.
     pub fn vector_counts(&self) -> Result<VectorCounts> {
         let embedded: i64 = self.conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))?;
-        let pending: i64 = self.conn.query_row(
-            &format!(
-                "SELECT (SELECT count(*) {}) + (SELECT count(*) {})",
-                waiting(Table::Observations),
-                waiting(Table::Summaries)
-            ),
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(VectorCounts { embedded: embedded as u64, pending: pending as u64 })
+        Ok(VectorCounts { embedded: embedded as u64, pending: self.waiting_above((0, 0))? })
     }
 
     /// About how many rows wait for a vector, cheaply enough for every
@@ -170,7 +161,12 @@ impl Store {
     pub fn vectors_waiting(&self) -> Result<u64> {
         let filled = schema::get_meta(&self.conn, FILLED_KEY)?;
         let mut marks = filled.as_deref().unwrap_or("0 0").split(' ').map(|m| m.parse::<i64>().unwrap_or(0));
-        let (observations, summaries) = (marks.next().unwrap_or(0), marks.next().unwrap_or(0));
+        self.waiting_above((marks.next().unwrap_or(0), marks.next().unwrap_or(0)))
+    }
+
+    /// How many observations above the first id, and summaries above the
+    /// second, wait for a vector.
+    fn waiting_above(&self, (observations, summaries): (i64, i64)) -> Result<u64> {
         let waiting: i64 = self
             .conn
             .prepare_cached(&format!(
