@@ -41,6 +41,9 @@ fn config_show_says_where_each_setting_comes_from() {
 fn read_only_commands_work_with_a_broken_config_and_say_so_in_one_line() {
     let home = Home::new();
     crate::util::claude_code_hook(&home, "b", "UserPromptSubmit", json!({"prompt": "readable while broken"})).ok();
+    // The prompt's vector is made while the config still reads (`embed`
+    // needs it to know the model), so that search has nothing else to say.
+    home.settle();
     home.write("work/trae-mem.toml", b"[capture\nprompt_chars = 5\n");
     for args in [&["search", "readable"][..], &["config", "show"], &["stats"], &["sessions"]] {
         let run = home.run(args, None).ok();

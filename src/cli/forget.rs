@@ -97,7 +97,7 @@ impl Cmd {
         let forgotten = forget::carry_out(&mut store, &loaded, &plan, &mut |done| bar.set_position(done))?;
         bar.finish_and_clear();
         if forgotten.sessions_resummarized > 0 {
-            super::embed_in_background(&loaded);
+            trae_mem::embed::start_after_writing(&loaded.home);
         }
         self.report(&forgotten)
     }

@@ -66,7 +66,7 @@ impl Cmd {
         })?;
         bar.finish_and_clear();
         if rescanned.as_ref().is_some_and(|r| r.observations_redacted + r.summaries_redacted > 0) {
-            super::embed_in_background(&loaded);
+            trae_mem::embed::start_after_writing(&loaded.home);
         }
         if self.json {
             let mut json = serde_json::to_value(&collected)?;

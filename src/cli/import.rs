@@ -67,7 +67,7 @@ impl Cmd {
             _ => store.vector_counts()?.pending,
         };
         if pending > 0 {
-            super::embed_in_background(&loaded);
+            trae_mem::embed::start_after_writing(&loaded.home);
             let (wait, them) = if pending == 1 { ("waits", "it") } else { ("wait", "them") };
             eprintln!(
                 "{} {wait} for a vector: a background `trae-mem embed` is giving {them} one (`trae-mem embed` waits for it); search finds by words meanwhile",

@@ -76,16 +76,6 @@ impl Env {
     }
 }
 
-/// Starts the background `trae-mem embed`, as a hook does after a turn,
-/// for rows a command added or rewrote: they wait for a vector, and search
-/// finds them by words alone until it has run. A failure to start it costs
-/// nothing but the wait for the next hook's: it is said on stderr.
-pub fn embed_in_background(loaded: &Loaded) {
-    if let Err(err) = trae_mem::embed::start_in_background(&loaded.home) {
-        eprintln!("trae-mem: warning: {err:#}");
-    }
-}
-
 /// Opens the store of a loaded config, which must exist.
 fn open_existing_store(loaded: &Loaded) -> Result<Store> {
     let db = loaded.home.join(DB_FILE);

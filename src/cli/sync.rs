@@ -121,7 +121,7 @@ impl Cmd {
             match synced {
                 Ok(report) => {
                     if report.pulled_observations + report.pulled_summaries > 0 {
-                        super::embed_in_background(&shared.loaded);
+                        trae_mem::embed::start_after_writing(&shared.loaded.home);
                     }
                     reports.push(report)
                 }

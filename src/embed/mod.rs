@@ -41,7 +41,7 @@ use tokenize::Tokenizer;
 
 pub use choice::{configured, load, of_store};
 pub use table::StaticTable;
-pub use worker::{lock_path, queue_path, start_in_background};
+pub use worker::{lock_path, queue_path, start_after_writing, start_in_background};
 
 /// The built-in model, `models/multilingual-e5-small-q4.e5s`.
 static BUILTIN: &[u8] = include_bytes!("../../models/multilingual-e5-small-q4.e5s");

@@ -11,6 +11,17 @@ pub fn start_in_background(home: &Path) -> Result<()> {
     crate::background::start(home, "embed", &["embed", "--background"], "vectors for new memories")
 }
 
+/// Starts the background embed, as a hook does after a turn, for rows a
+/// command (an import, a forget, a rescan, a pull) added or rewrote: they
+/// wait for a vector, and search finds them by words alone until it has
+/// run. A failure to start it costs nothing but the wait for the next
+/// hook's, so it is said on stderr, not returned.
+pub fn start_after_writing(home: &Path) {
+    if let Err(err) = start_in_background(home) {
+        eprintln!("trae-mem: warning: {err:#}");
+    }
+}
+
 /// The file a running embed holds locked, so that a second one (a hook's,
 /// while a backfill runs) leaves the work to it.
 pub fn lock_path(home: &Path) -> PathBuf {

@@ -247,7 +247,13 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     }
     let worded: Vec<Document> = documents.iter().filter(|d| d.counts.iter().any(|c| c.tf > 0.0)).cloned().collect();
     let by_words: Vec<usize> = rank::rank(&worded, &weights).into_iter().map(|r| r.key).collect();
-    let by_meaning: Vec<usize> = near.iter().filter_map(|n| keys.get(&(n.table, n.id)).copied()).collect();
+    // A question is nearest in meaning to the same question asked again,
+    // which says nothing of its answer: meaning ranks what states.
+    let by_meaning: Vec<usize> = near
+        .iter()
+        .filter_map(|n| keys.get(&(n.table, n.id)).copied())
+        .filter(|&key| documents[key].voice != Voice::Asks)
+        .collect();
     let ranked = fuse::fuse(&by_words, &by_meaning);
     // Twins are told apart as hits are read, not for every candidate: the
     // folding reads a whole text, and most candidates are never shown.

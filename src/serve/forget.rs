@@ -116,6 +116,9 @@ pub async fn carry_out(State(app): State<Arc<App>>, Form(form): Form<ForgetForm>
         let target = Target { observation: form.observation, session: form.session };
         let (plan, _) = target.plan(store)?;
         let forgotten = forget::carry_out(store, &app.loaded, &plan, &mut |_| {}).map_err(anyhow::Error::from)?;
+        if forgotten.sessions_resummarized > 0 {
+            crate::embed::start_after_writing(&app.loaded.home);
+        }
         let body = html! {
             h1 { "Forgotten" }
             p #forgotten {

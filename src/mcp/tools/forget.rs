@@ -62,6 +62,9 @@ fn forget_tool(memory: &Memory, input: ForgetInput) -> Result<ForgetOutput, Tool
         return Err(ToolError("nothing has those ids; trae_mem_search or trae_mem_timeline show them".to_owned()));
     }
     let forgotten = forget::carry_out(&mut store, &memory.loaded, &plan, &mut |_| {}).map_err(anyhow::Error::from)?;
+    if forgotten.sessions_resummarized > 0 {
+        crate::embed::start_after_writing(&memory.loaded.home);
+    }
     Ok(ForgetOutput {
         observations: forgotten.observations,
         sessions_removed: forgotten.sessions_removed,
