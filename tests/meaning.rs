@@ -43,14 +43,14 @@ fn embed(home: &Home) -> Value {
     home.run(&["embed", "--json"], None).ok().json()
 }
 
-/// A question that shares no word with its answer, asked in English and in
-/// Chinese, finds it only once the rows have vectors, and says it was by
-/// meaning.
+/// A question that shares no word with its answer (nor, in Chinese, a
+/// word the dictionary glosses it by), asked in English and in Chinese,
+/// finds it only once the rows have vectors, and says it was by meaning.
 #[test]
 fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
     let home = seed().home("trigram");
     let english = "what happens at launch when the user's preferences are gone?";
-    let chinese = "偏好丢失时程序启动就退出，后来怎么处理的？";
+    let chinese = "偏好丢失时程序启动就挂掉，后来怎么处理的？";
     for query in [english, chinese] {
         let out = home.run_unsettled(&["search", "--json", "--limit", "3", "--", query], None).ok().json();
         assert_ne!(first_hit(&out).0, Some(1), "no vectors yet, no meaning: {query}");
@@ -70,6 +70,30 @@ fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
     assert!(by == "words" || by == "both", "{out}");
     // Nothing is embedded twice.
     assert_eq!(embed(&home)["embedded"], 0);
+}
+
+/// A Chinese question finds English memory by words, before any vector:
+/// its words' English glosses (CC-CEDICT's) are looked for as synonyms.
+#[test]
+fn a_chinese_question_finds_english_memory_through_the_dictionary() {
+    let home = Seed::new()
+        .session(S1, "/proj/alpha", T0, None)
+        .obs(
+            1,
+            S1,
+            T0 + MINUTE,
+            "Done: inventory query results are cached in Redis, and the cache entries expire after 300 seconds.",
+        )
+        .set("kind", json!("response"))
+        .obs(2, S1, T0 + 2 * MINUTE, "Switched the CSV export to write dates as ISO 8601.")
+        .set("kind", json!("decision"))
+        .home("trigram");
+    let out = home.run_unsettled(&["search", "--json", "--", "库存查询的缓存多久过期？"], None).ok().json();
+    let (first, by) = first_hit(&out);
+    assert_eq!((first, by.as_str()), (Some(1), "words"), "{out}");
+    let matched = out["hits"][0]["matched"].to_string();
+    assert!(matched.contains("inventory") && matched.contains("cache"), "{out}");
+    assert_eq!(out["hits"].as_array().map(Vec::len), Some(1), "the CSV row holds none of it: {out}");
 }
 
 /// An import says how many memories wait for their vectors, so that a
@@ -156,7 +180,7 @@ fn a_model_folder_in_hugging_face_layout_is_loaded_and_used() {
     assert_eq!(report["embedded"], 4, "{report}");
     assert!(report["model"].as_str().unwrap().starts_with("e5-export/99k-"), "{report}");
     for query in
-        ["what happens at launch when the user's preferences are gone?", "偏好丢失时程序启动就退出，后来怎么处理的？"]
+        ["what happens at launch when the user's preferences are gone?", "偏好丢失时程序启动就挂掉，后来怎么处理的？"]
     {
         let out = search(&home, query);
         assert_eq!(first_hit(&out), (Some(1), "meaning".to_owned()), "{query}: {out}");
@@ -221,7 +245,7 @@ fn a_turn_gets_its_vectors_in_the_background() {
     // part a session states gets one, so a paraphrase meets its part).
     home.settle();
     assert_eq!(embedded(), 2);
-    let out = search(&home, "偏好丢失时程序启动就退出，后来怎么处理的？");
+    let out = search(&home, "偏好丢失时程序启动就挂掉，后来怎么处理的？");
     assert_eq!(out["hits"][0]["kind"], "response", "{out}");
     assert_eq!(out["hits"][0]["found_by"], "meaning", "{out}");
 }

@@ -183,3 +183,36 @@ fn a_word_found_only_as_a_json_key_does_not_match() {
     let out: Value = home.run(&["search", "--json", "--", "src/parser.rs"], None).ok().json();
     assert!(out["hits"].as_array().is_some_and(|h| h.iter().any(|h| h["tool"] == "Edit")), "{out}");
 }
+
+#[test]
+fn a_prompt_that_states_a_fact_is_found_first_by_a_later_question_about_it() {
+    let home = project_with_the_fix();
+    // The user states the fact; the session's tool call holds most of the
+    // words too, and its answer does not repeat the number.
+    hook(
+        &home,
+        "fact",
+        "UserPromptSubmit",
+        json!({"prompt": "The staging database listens on port 6543, not the default. Point the deploy script at it."}),
+    )
+    .ok();
+    let script = "# staging database: the host and port come from the environment\nexport PGHOST=staging.internal\n";
+    hook(
+        &home,
+        "fact",
+        "PostToolUse",
+        json!({"tool_name": "Read", "tool_use_id": "fact-read", "tool_input": {"file_path": "deploy.sh"},
+               "tool_response": {"file": {"filePath": "deploy.sh", "content": script}}}),
+    )
+    .ok();
+    hook(&home, "fact", "Stop", json!({"last_assistant_message": "deploy.sh now reads PGPORT from the environment."}))
+        .ok();
+    // Someone asked the same thing before: a question, which says nothing
+    // of its answer.
+    hook(&home, "asked", "UserPromptSubmit", json!({"prompt": "which port does the staging database listen on?"})).ok();
+    home.settle();
+    let out =
+        home.run(&["search", "--json", "--", "which port does the staging database listen on?"], None).ok().json();
+    let first = out["hits"][0]["snippet"].as_str().unwrap_or_default();
+    assert!(first.contains("6543"), "the stated fact comes first: {out}");
+}

@@ -24,16 +24,26 @@ pub(crate) enum Kernel {
     /// in one instruction, where AVX2 takes two.
     #[cfg(target_arch = "x86_64")]
     AvxVnni,
+    /// AVX2 with AVX-512 VNNI (Intel since Ice Lake, AMD since Zen 4, which
+    /// lacks AVX-VNNI): the same instruction in its AVX-512 encoding, on the
+    /// same 256-bit vectors. On a 2-core Zen 4 cloud machine, in one run, a
+    /// query's vector took 14.2 ms against AVX2's 16.0 (p50), and a
+    /// 128-token passage 53.2 ms against 59.3.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Vnni,
 }
 
 impl Kernel {
     pub fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            return match is_x86_feature_detected!("avxvnni") {
-                true => Kernel::AvxVnni,
-                false => Kernel::Avx2,
-            };
+            if is_x86_feature_detected!("avxvnni") {
+                return Kernel::AvxVnni;
+            }
+            if is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl") {
+                return Kernel::Avx512Vnni;
+            }
+            return Kernel::Avx2;
         }
         Kernel::Portable
     }
@@ -47,9 +57,10 @@ impl Kernel {
             kernels.push(Kernel::Avx2);
         }
         #[cfg(target_arch = "x86_64")]
-        if Kernel::detect() == Kernel::AvxVnni {
-            kernels.push(Kernel::AvxVnni);
+        if Kernel::detect() != Kernel::Portable {
+            kernels.push(Kernel::detect());
         }
+        kernels.dedup();
         kernels
     }
 }
@@ -75,7 +86,7 @@ macro_rules! multiversion {
                 Kernel::Portable => body($($arg),*),
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: the AVX2 kernels are only chosen on a CPU with AVX2 and FMA.
-                Kernel::Avx2 | Kernel::AvxVnni => unsafe { avx2($($arg),*) },
+                Kernel::Avx2 | Kernel::AvxVnni | Kernel::Avx512Vnni => unsafe { avx2($($arg),*) },
             }
         }
     };
@@ -142,8 +153,8 @@ impl Q8 {
         match kernel {
             Kernel::Portable => quantize_blocks(x, &mut self.q, &mut self.d, &mut self.offset),
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: both AVX2 kernels are only chosen after detecting AVX2 and FMA.
-            Kernel::Avx2 | Kernel::AvxVnni => unsafe {
+            // SAFETY: the vector kernels are only chosen after detecting AVX2 and FMA.
+            Kernel::Avx2 | Kernel::AvxVnni | Kernel::Avx512Vnni => unsafe {
                 avx2::quantize_blocks(x, &mut self.q, &mut self.d, &mut self.offset)
             },
         }
@@ -200,6 +211,9 @@ pub(crate) fn matmul(kernel: Kernel, w: &[u8], bias: &[f32], a: &Q8, y: &mut [f3
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::AvxVnni` is only chosen after detecting AVX-VNNI too.
         Kernel::AvxVnni => unsafe { avx2::matmul_vnni(w, bias, a, y) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::Avx512Vnni` is only chosen after detecting AVX-512 VNNI and VL too.
+        Kernel::Avx512Vnni => unsafe { avx2::matmul_vnni512(w, bias, a, y) },
     }
 }
 
@@ -288,6 +302,17 @@ mod avx2 {
         }
     }
 
+    /// AVX-512 VNNI on 256-bit vectors: the same instruction as [`Vnni`].
+    struct Vnni512;
+
+    impl Dot for Vnni512 {
+        #[inline(always)]
+        unsafe fn dot_add(sums: __m256i, w: __m256i, a: __m256i) -> __m256i {
+            // SAFETY: see the trait.
+            unsafe { _mm256_dpbusd_epi32(sums, w, a) }
+        }
+    }
+
     /// [`super::quantize_blocks`] in vectors (as GGML's
     /// `quantize_row_q8_0`): the conversion rounds half to even, as the
     /// portable loop does, and no value needs clamping, the largest being
@@ -345,6 +370,16 @@ mod avx2 {
     pub(super) unsafe fn matmul_vnni(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
         // SAFETY: compiled for what `Vnni` uses.
         unsafe { kernel::<Vnni>(w, bias, a, y) }
+    }
+
+    /// See [`super::matmul`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, FMA, AVX-512 VNNI and AVX-512 VL.
+    #[target_feature(enable = "avx2,fma,avx512vnni,avx512vl")]
+    pub(super) unsafe fn matmul_vnni512(w: &[u8], bias: &[f32], a: &Q8, y: &mut [f32]) {
+        // SAFETY: compiled for what `Vnni512` uses.
+        unsafe { kernel::<Vnni512>(w, bias, a, y) }
     }
 
     /// Bytes of one block of `RO` rows, unpacked.

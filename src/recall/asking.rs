@@ -22,6 +22,42 @@ pub fn asks_memory(prompt: &str) -> bool {
         .is_match(prompt)
 }
 
+/// The prompt only asks: it asks memory, or each of its sentences is a
+/// question. A prompt that states something, a fact, a constraint, a
+/// decision or the task at hand ("the staging database listens on 6543",
+/// "never push to main", "fix the crash when the config is missing"),
+/// ranks as what it states, even beside a question.
+pub fn only_asks(prompt: &str) -> bool {
+    asks_memory(prompt) || sentences(prompt).all(is_question)
+}
+
+/// The sentences of `text`, each with its closing mark.
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split_inclusive(['.', '!', '?', '\n', ';', '。', '！', '？', '；'])
+        .map(str::trim)
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+}
+
+/// The sentence asks: it ends with a question mark, opens with a question
+/// word, or (in Chinese) ends with a question particle or holds a question
+/// word.
+fn is_question(sentence: &str) -> bool {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    PATTERN
+        .get_or_init(|| {
+            regex::Regex::new(concat!(
+                r"(?i)[?？]\s*$",
+                r"|^(?:what|how|why|when|where|which|who|whose|whom)\b",
+                // An auxiliary then its subject: "do you…", not "do not…".
+                r"|^(?:is|are|was|were|am|do|does|did|can|could|would|should|will|shall|may|might|have|has|had)",
+                r"\s+(?:you|we|i|it|they|he|she|there|the|this|that|these|those|a|an|my|our|your|its|their)\b",
+                r"|[吗呢么嘛][。.！!]?\s*$|什么|怎么|怎样|为什么|为何|如何|哪|是否|能否|可否|多少|几个|几种",
+            ))
+            .expect("the pattern compiles")
+        })
+        .is_match(sentence)
+}
+
 /// The words of `prompt` that only ask memory ("what did we end up doing
 /// about", "remind me", "last time", "上次…是怎么处理的") taken out: what is
 /// left says what the memory is about, and is what a prompt's memories are
@@ -75,6 +111,31 @@ mod tests {
             ["what time is it?", "fix the memory leak in the parser", "Add a --json flag", "修复配置文件缺失时的崩溃"]
         {
             assert!(!asks_memory(asked), "{asked}");
+        }
+    }
+
+    #[test]
+    fn a_prompt_only_asks_when_every_sentence_is_a_question() {
+        for asked in [
+            "what time is it",
+            "How do I run the tests? Which flags matter?",
+            "Is the cache shared between workers",
+            "do we retry failed uploads",
+            "how did we fix the crash last time",
+            "库存查询的缓存过期时间是多少？",
+            "这个接口支持分页吗",
+        ] {
+            assert!(only_asks(asked), "{asked}");
+        }
+        for stated in [
+            "The staging database listens on port 6543, not the default.",
+            "Never push to main directly. Why? CI deploys from it.",
+            "Do not log tokens",
+            "fix the memory leak in the parser",
+            "We decided to keep SQLite; can you update the docs?",
+            "以后所有接口都返回 JSON。",
+        ] {
+            assert!(!only_asks(stated), "{stated}");
         }
     }
 

@@ -197,7 +197,11 @@ pub fn for_prompt(
     settings: &ContextSettings,
 ) -> Result<Option<String>> {
     let about = asking::without_asking(&clip(prompt, PROMPT_QUERY_CHARS));
-    let query = query::understand(&about);
+    // Told unasked, a memory must match what the prompt says: a Chinese
+    // word's dictionary senses, by words or appended for meaning, told
+    // unrelated Chinese prompts earlier work (sessions set, tuning half:
+    // 2 of 28 by words, 2 by meaning, from 0).
+    let query = query::understand_as_said(&about);
     let near = match about.chars().any(char::is_alphanumeric) {
         true => meaning::NearSessions::begin(store, &about, project, current)?,
         false => meaning::NearSessions::none(),

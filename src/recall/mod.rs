@@ -10,6 +10,7 @@ pub mod asking;
 pub mod context;
 pub mod earlier;
 pub mod fuse;
+mod gloss;
 pub mod meaning;
 pub mod query;
 pub mod rank;

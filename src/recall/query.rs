@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use super::thesaurus;
+use super::{gloss, thesaurus};
 
 /// What the query asks for: terms, the rarer the weightier when ranked.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -75,7 +75,16 @@ impl Needle {
 
 /// Understands raw query text. Empty (or blank) text gives no terms.
 pub fn understand(raw: &str) -> Query {
-    let mut builder = Builder::default();
+    build(raw, Builder { glosses: true, ..Builder::default() })
+}
+
+/// [`understand`], without the English glosses of Chinese terms: for a
+/// match that must rest on what was said, not on a dictionary's senses.
+pub fn understand_as_said(raw: &str) -> Query {
+    build(raw, Builder::default())
+}
+
+fn build(raw: &str, mut builder: Builder) -> Query {
     let mut rest = raw;
     while let Some(quote) = rest.find('"') {
         builder.loose(&rest[..quote]);
@@ -97,6 +106,8 @@ struct Builder {
     /// Tokens that gave no term (`(`, `*`): looked for as written when
     /// nothing else is asked.
     leftovers: Vec<Term>,
+    /// Chinese terms are also found by their English glosses.
+    glosses: bool,
 }
 
 impl Builder {
@@ -162,17 +173,29 @@ impl Builder {
     }
 
     /// A run of Chinese: its question and function words out, the rest in
-    /// two-character pieces (a lone character stays one).
+    /// two-character pieces (a lone character stays one). A piece within a
+    /// dictionary word is also found in English, by the word's glosses.
     fn chinese(&mut self, run: &str) {
         for segment in without_chinese_stop_words(run) {
             let chars: Vec<char> = segment.chars().collect();
             if chars.len() == 1 {
                 self.push(cjk_term(segment));
             }
-            for pair in chars.windows(2) {
-                if !pair.iter().any(|c| PARTICLES.contains(*c)) {
-                    self.push(cjk_term(&pair.iter().collect::<String>()));
+            let words = if self.glosses { gloss::words(&chars) } else { Vec::new() };
+            for (at, pair) in chars.windows(2).enumerate() {
+                if pair.iter().any(|c| PARTICLES.contains(*c)) {
+                    continue;
                 }
+                let mut term = cjk_term(&pair.iter().collect::<String>());
+                if let Some(word) = words.iter().find(|w| w.holds(at, at + 2)) {
+                    for english in word.gloss.split(' ').filter(|w| STOP_WORDS.binary_search(w).is_err()) {
+                        let form = word_needle(english);
+                        if !term.needles.iter().any(|n| n.text == form.text) {
+                            term.needles.push(Needle { weight: SYNONYM_WEIGHT, ..form });
+                        }
+                    }
+                }
+                self.push(term);
             }
         }
     }

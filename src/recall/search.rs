@@ -335,13 +335,15 @@ fn own_words<'c>(candidate: &Candidate<'c>) -> &'c [u8] {
     candidate.content
 }
 
-/// What a candidate does with its words: a prompt asks, as does the
-/// summary of a session that only asked memory.
+/// What a candidate does with its words: a prompt that only asks asks, as
+/// does the summary of a session that only asked memory.
 fn voice(candidate: &Candidate<'_>) -> Voice {
+    let text = || std::str::from_utf8(candidate.content);
     match candidate.kind {
         Kind::Tool => Voice::Tool,
+        Kind::User if text().is_ok_and(|t| !asking::only_asks(t)) => Voice::States,
         Kind::User => Voice::Asks,
-        Kind::Summary if std::str::from_utf8(candidate.content).is_ok_and(asking::only_asks_memory) => Voice::Asks,
+        Kind::Summary if text().is_ok_and(asking::only_asks_memory) => Voice::Asks,
         _ => Voice::States,
     }
 }

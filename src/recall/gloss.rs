@@ -1,0 +1,90 @@
+//! Chinese words glossed in English, so that a Chinese question meets
+//! English memory: "缓存过期" finds a row that says "cache expiry". The
+//! glosses are CC-CEDICT's (`dictionaries/`, CC BY-SA 4.0, derived by
+//! `scripts/gloss/derive.py`), and `query` adds them to a Chinese term as
+//! it adds a synonym.
+
+use std::sync::OnceLock;
+
+/// `word<TAB>gloss words` lines, sorted by the word's bytes.
+const DICTIONARY: &str = include_str!("../../dictionaries/cc-cedict-gloss.tsv");
+
+/// The longest word the dictionary holds, in characters.
+const LONGEST: usize = 6;
+
+/// A dictionary word found in a run of Chinese.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Word {
+    /// Where it starts, in characters of the run.
+    pub start: usize,
+    /// Its length in characters, 2 or more.
+    pub len: usize,
+    /// Its English glosses, separated by spaces.
+    pub gloss: &'static str,
+}
+
+impl Word {
+    /// Holds the characters `start..end` of the run.
+    pub fn holds(&self, start: usize, end: usize) -> bool {
+        self.start <= start && end <= self.start + self.len
+    }
+}
+
+/// The dictionary's words in `run`, taken longest first from the left (the
+/// usual way to cut Chinese without a model); characters in no word of two
+/// or more are skipped.
+pub fn words(run: &[char]) -> Vec<Word> {
+    let mut found = Vec::new();
+    let mut key = String::new();
+    let mut start = 0;
+    while start < run.len() {
+        let longest = (2..=LONGEST.min(run.len() - start)).rev().find_map(|len| {
+            key.clear();
+            key.extend(&run[start..start + len]);
+            lookup(&key).map(|gloss| Word { start, len, gloss })
+        });
+        match longest {
+            Some(word) => {
+                start += word.len;
+                found.push(word);
+            }
+            None => start += 1,
+        }
+    }
+    found
+}
+
+fn lookup(word: &str) -> Option<&'static str> {
+    static ENTRIES: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    let entries = ENTRIES.get_or_init(|| DICTIONARY.lines().filter_map(|line| line.split_once('\t')).collect());
+    entries.binary_search_by(|(w, _)| w.as_bytes().cmp(word.as_bytes())).ok().map(|i| entries[i].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dictionary_is_sorted_and_every_line_has_a_gloss() {
+        let lines: Vec<&str> = DICTIONARY.lines().collect();
+        assert!(lines.len() > 50_000, "{} words", lines.len());
+        assert!(lines.windows(2).all(|w| w[0].split('\t').next() < w[1].split('\t').next()));
+        for line in lines {
+            let (word, gloss) = line.split_once('\t').expect("word<TAB>gloss");
+            assert!((2..=LONGEST).contains(&word.chars().count()), "{line}");
+            assert!(!gloss.trim().is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn longest_words_first_with_their_glosses() {
+        let run: Vec<char> = "库存查询的缓存过期时间".chars().collect();
+        let found: Vec<(String, &str)> =
+            words(&run).iter().map(|w| (run[w.start..w.start + w.len].iter().collect(), w.gloss)).collect();
+        let names: Vec<&str> = found.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(names, ["库存", "查询", "缓存", "过期", "时间"]);
+        assert!(found[0].1.contains("inventory"), "{found:?}");
+        assert!(found[2].1.contains("cache"), "{found:?}");
+        assert!(found[3].1.contains("expire"), "{found:?}");
+    }
+}
