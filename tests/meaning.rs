@@ -76,18 +76,18 @@ fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
 /// its words' English glosses (CC-CEDICT's) are looked for as synonyms.
 #[test]
 fn a_chinese_question_finds_english_memory_through_the_dictionary() {
-    let home = Seed::new()
-        .session(S1, "/proj/alpha", T0, None)
-        .obs(
-            1,
-            S1,
-            T0 + MINUTE,
+    let rows = [
+        (
+            "response",
             "Done: inventory query results are cached in Redis, and the cache entries expire after 300 seconds.",
-        )
-        .set("kind", json!("response"))
-        .obs(2, S1, T0 + 2 * MINUTE, "Switched the CSV export to write dates as ISO 8601.")
-        .set("kind", json!("decision"))
-        .home("trigram");
+        ),
+        ("decision", "Switched the CSV export to write dates as ISO 8601."),
+    ];
+    let mut seed = Seed::new().session(S1, "/proj/alpha", T0, None);
+    for (id, (kind, text)) in (1..).zip(rows) {
+        seed = seed.obs(id, S1, T0 + id * MINUTE, text).set("kind", json!(kind));
+    }
+    let home = seed.home("trigram");
     let out = home.run_unsettled(&["search", "--json", "--", "库存查询的缓存多久过期？"], None).ok().json();
     let (first, by) = first_hit(&out);
     assert_eq!((first, by.as_str()), (Some(1), "words"), "{out}");

@@ -35,12 +35,16 @@ pub struct VectorModel {
 /// short query, whatever it asks.
 fn gets_a_vector() -> String {
     format!(
-        "r.private = 0 AND r.kind IN ('user', 'response', 'note', 'decision', 'error', 'learning')
+        "r.private = 0 AND r.kind IN {KINDS_WITH_VECTORS}
          AND octet_length(r.content) >= {MIN_BYTES}
          AND NOT (r.kind = 'note' AND (r.tool_name IS NOT NULL
                   OR r.content LIKE '{STOP_NOTE}%' OR r.content LIKE '{SESSION_END_NOTE}%'))"
     )
 }
+
+/// The kinds of observation that get a vector (some of their rows: see
+/// [`gets_a_vector`]).
+const KINDS_WITH_VECTORS: &str = "('user', 'response', 'note', 'decision', 'error', 'learning')";
 
 /// The shortest text that gets a vector: "Fixed the import." and 修复了登录问题 do.
 const MIN_BYTES: usize = 16;
@@ -199,18 +203,22 @@ impl Store {
     ) -> Result<()> {
         // From the project's sessions down, by the indexes on sessions'
         // project and observations' session: a project's rows are read,
-        // not the whole store's vectors.
-        let mut stmt = self.conn.prepare_cached(
+        // not the whole store's vectors. CROSS JOIN keeps that order: left
+        // to choose, SQLite went from every vector of the store up to its
+        // row and session, 25 ms against 4.7 for a project of 600 vectors
+        // in a store of 40k observations. Only rows of a kind that gets a
+        // vector look for one.
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT s.id, v.embedding FROM sessions s
-             JOIN observations o ON o.session_id = s.id
-             JOIN vectors v ON v.source = 0 AND v.row_id = o.id
-             WHERE s.project_path = ?1 AND s.id IS NOT ?2 AND o.private = 0
+             CROSS JOIN observations o ON o.session_id = s.id
+             CROSS JOIN vectors v ON v.source = 0 AND v.row_id = o.id
+             WHERE s.project_path = ?1 AND s.id IS NOT ?2 AND o.private = 0 AND o.kind IN {KINDS_WITH_VECTORS}
              UNION ALL
              SELECT s.id, v.embedding FROM sessions s
-             JOIN summaries sm ON sm.session_id = s.id
-             JOIN vectors v ON v.source = 1 AND v.row_id = sm.id
-             WHERE s.project_path = ?1 AND s.id IS NOT ?2",
-        )?;
+             CROSS JOIN summaries sm ON sm.session_id = s.id
+             CROSS JOIN vectors v ON v.source = 1 AND v.row_id = sm.id
+             WHERE s.project_path = ?1 AND s.id IS NOT ?2"
+        ))?;
         let mut rows = stmt.query(rusqlite::params![project, exclude])?;
         while let Some(row) = rows.next()? {
             each(row.get_ref(0)?.as_str()?, row.get_ref(1)?.as_blob()?);
