@@ -52,15 +52,13 @@ impl Kernel {
     #[cfg(test)]
     pub fn available() -> Vec<Kernel> {
         let mut kernels = vec![Kernel::Portable];
+        // A CPU with a VNNI kernel runs the AVX2 one too.
         #[cfg(target_arch = "x86_64")]
-        if Kernel::detect() != Kernel::Portable {
-            kernels.push(Kernel::Avx2);
+        match Kernel::detect() {
+            Kernel::Portable => {}
+            Kernel::Avx2 => kernels.push(Kernel::Avx2),
+            best => kernels.extend([Kernel::Avx2, best]),
         }
-        #[cfg(target_arch = "x86_64")]
-        if Kernel::detect() != Kernel::Portable {
-            kernels.push(Kernel::detect());
-        }
-        kernels.dedup();
         kernels
     }
 }
