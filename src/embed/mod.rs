@@ -49,9 +49,10 @@ static BUILTIN: &[u8] = include_bytes!("../../models/multilingual-e5-small-q4.e5
 pub const BUILTIN_SHA256: &str = "4e8a3c9fa97352be5a3c2283ea660f7cad4b94460dca63c1dccc4ed918696ef4";
 const BUILTIN_NAME: &str = "multilingual-e5-small-q4";
 
-/// Windows of a long text the encoder runs at once: the weights are read once
-/// for them, and the activations stay a few megabytes.
-const WINDOWS_PER_PASS: usize = 2;
+/// Tokens the encoder runs at once: two windows of a long text, or many
+/// short texts. The weights are unpacked once for them, and the activations
+/// stay a few megabytes.
+const PASS_TOKENS: usize = 1024;
 
 /// A loaded embedding model. `Send + Sync`: share one between threads.
 pub struct Embedder {
@@ -172,27 +173,58 @@ impl Embedder {
         self.tokenizer.encode(&self.bytes, &text, max)
     }
 
-    /// The vector of `prefix` + `text`: a text longer than the encoder's
-    /// positions runs as windows, whose means are averaged weighted by their
-    /// tokens (as `e5.c`), then L2-normalized.
+    /// The vector of `prefix` + `text`: see [`Embedder::embed_all`].
     fn embed(&self, prefix: &str, text: &str, max_tokens: usize) -> Vec<f32> {
+        self.embed_all(prefix, &[text], max_tokens).pop().expect("one vector a text")
+    }
+
+    /// Stored texts' vectors, each as [`embed_passage`](Embedder::embed_passage)
+    /// gives it, computed together: short texts share the encoder's passes,
+    /// so the weights are unpacked once for many of them.
+    pub fn embed_passages(&self, texts: &[&str], max_tokens: usize) -> Vec<Vec<f32>> {
+        self.embed_all("passage: ", texts, max_tokens)
+    }
+
+    /// The vectors of `prefix` + each text: a text longer than the encoder's
+    /// positions runs as windows, whose means are averaged weighted by their
+    /// tokens (as `e5.c`), then L2-normalized. The windows of all the texts
+    /// run in passes of at most `PASS_TOKENS` tokens (a window longer than
+    /// that alone); a token's result does not depend on what shares its pass.
+    fn embed_all(&self, prefix: &str, texts: &[&str], max_tokens: usize) -> Vec<Vec<f32>> {
         let (bos, eos) = (self.tokenizer.bos(), self.tokenizer.eos());
         let window = self.encoder.max_positions() - 2;
-        let mut sum = vec![0f32; self.dim()];
-        let mut weight = 0f64;
-        for pass in self.content(prefix, text, max_tokens).chunks(window * WINDOWS_PER_PASS) {
-            let seqs: Vec<Vec<u32>> = pass.chunks(window).map(|c| [&[bos], c, &[eos]].concat()).collect();
-            let means = self.encoder.forward(&self.bytes, self.kernel, &seqs);
-            for (mean, seq) in means.iter().zip(&seqs) {
-                let w = (seq.len() - 2) as f32;
-                sum.iter_mut().zip(mean).for_each(|(s, m)| *s += w * m);
-                weight += w as f64;
+        let mut seqs = Vec::new();
+        let mut owners = Vec::new();
+        for (owner, text) in texts.iter().enumerate() {
+            for piece in self.content(prefix, text, max_tokens).chunks(window) {
+                seqs.push([&[bos], piece, &[eos]].concat());
+                owners.push(owner);
             }
         }
-        let inv = if weight > 0.0 { (1.0 / weight) as f32 } else { 1.0 };
-        sum.iter_mut().for_each(|x| *x *= inv);
-        unit_length(&mut sum);
-        sum
+        let mut sums = vec![vec![0f32; self.dim()]; texts.len()];
+        let mut weights = vec![0f64; texts.len()];
+        let mut start = 0;
+        while start < seqs.len() {
+            let mut end = start + 1;
+            let mut tokens = seqs[start].len();
+            while end < seqs.len() && tokens + seqs[end].len() <= PASS_TOKENS {
+                tokens += seqs[end].len();
+                end += 1;
+            }
+            let means = self.encoder.forward(&self.bytes, self.kernel, &seqs[start..end]);
+            for ((mean, seq), &owner) in means.iter().zip(&seqs[start..end]).zip(&owners[start..end]) {
+                let w = (seq.len() - 2) as f32;
+                sums[owner].iter_mut().zip(mean).for_each(|(s, m)| *s += w * m);
+                weights[owner] += w as f64;
+            }
+            start = end;
+        }
+        for (sum, weight) in sums.iter_mut().zip(weights) {
+            let inv = if weight > 0.0 { (1.0 / weight) as f32 } else { 1.0 };
+            sum.iter_mut().for_each(|x| *x *= inv);
+            unit_length(sum);
+        }
+        sums
     }
 }
 

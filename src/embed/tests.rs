@@ -56,6 +56,18 @@ fn passages_are_cut_to_max_tokens() {
 }
 
 #[test]
+fn passages_embedded_together_are_as_each_alone() {
+    let m = Embedder::builtin();
+    let long = "the migration times out when the cache is cold; ".repeat(80);
+    let texts = ["short", "缓存过期以后第一次查询很慢", long.as_str(), "", "Fixed the import of empty files."];
+    let together = m.embed_passages(&texts, 600);
+    assert_eq!(together.len(), texts.len());
+    for (text, vector) in texts.iter().zip(&together) {
+        assert_eq!(vector, &m.embed_passage(text, 600), "{text:.40}");
+    }
+}
+
+#[test]
 fn questions_find_their_answer_in_english_and_chinese() {
     let m = Embedder::builtin();
     let answer = m.embed_passage(

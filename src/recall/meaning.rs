@@ -172,49 +172,78 @@ pub struct SessionNear {
     pub similarity: f32,
 }
 
-/// The sessions of a project nearest a query, each by its best part,
-/// sought beside the words' ranking as `Nearest` is.
-pub struct NearSessions(Beside<Vec<SessionNear>>);
+/// The sessions of a project nearest a query, each by its best part. The
+/// query's vector is made on a thread of its own while the caller goes on,
+/// and reads the project's vectors when it waits: on a hook the agent waits
+/// for, the two take about as long, and one no longer follows the other.
+pub struct NearSessions(Option<Sought>);
+
+struct Sought {
+    query: Embedding,
+    project: String,
+    exclude: Option<String>,
+}
+
+/// A query's vector: being made on a thread, or to be made when waited for
+/// (when no thread could be had).
+enum Embedding {
+    Thread(std::thread::JoinHandle<Vec<f32>>),
+    Here(&'static Embedder, String),
+}
 
 impl NearSessions {
     /// Begins ranking `project`'s sessions, but `exclude`, by their part
     /// nearest `text`: none when the store has no vectors.
     pub fn begin(store: &Store, text: &str, project: &str, exclude: Option<&str>) -> Result<NearSessions> {
         let Some(embedder) = embed::of_store(store)? else { return Ok(NearSessions::none()) };
-        let (text, project, exclude) = (text.to_owned(), project.to_owned(), exclude.map(str::to_owned));
-        Ok(NearSessions(Beside::begin(store, move |store| {
-            let query = stored::Query::new(&embedder.embed_query_within(&text, PROMPT_TOKENS));
-            let mut best: FxHashMap<String, f32> = FxHashMap::default();
-            store.each_session_vector(&project, exclude.as_deref(), |session, packed| {
-                if let Some(similarity) = query.similarity(packed) {
-                    match best.get_mut(session) {
-                        Some(b) => *b = b.max(similarity),
-                        None => {
-                            best.insert(session.to_owned(), similarity);
-                        }
-                    }
-                }
-            })?;
-            let mut sessions: Vec<SessionNear> =
-                best.into_iter().map(|(session_id, similarity)| SessionNear { session_id, similarity }).collect();
-            sessions.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.session_id.cmp(&b.session_id)));
-            Ok(sessions)
-        })))
+        let owned = text.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("meaning".into())
+            .spawn(move || embedder.embed_query_within(&owned, PROMPT_TOKENS));
+        let query = match thread {
+            Ok(handle) => Embedding::Thread(handle),
+            Err(_) => Embedding::Here(embedder, text.to_owned()),
+        };
+        Ok(NearSessions(Some(Sought { query, project: project.to_owned(), exclude: exclude.map(str::to_owned) })))
     }
 
     /// Nothing sought: words alone decide.
     pub fn none() -> NearSessions {
-        NearSessions(Beside(None))
+        NearSessions(None)
     }
 
     /// Whether anything is sought: the store has vectors and a model.
     pub fn sought(&self) -> bool {
-        self.0.0.is_some()
+        self.0.is_some()
     }
 
     /// The sessions, nearest first.
     pub fn wait(self, store: &Store) -> Result<Vec<SessionNear>> {
-        self.0.wait(store)
+        let Some(Sought { query, project, exclude }) = self.0 else { return Ok(Vec::new()) };
+        let mut parts: Vec<(String, Vec<u8>)> = Vec::new();
+        store.each_session_vector(&project, exclude.as_deref(), |session, packed| {
+            parts.push((session.to_owned(), packed.to_vec()));
+        })?;
+        let query = match query {
+            // A panic there was printed; the caller goes on by words alone.
+            Embedding::Thread(handle) => match handle.join() {
+                Ok(vector) => vector,
+                Err(_) => return Ok(Vec::new()),
+            },
+            Embedding::Here(embedder, text) => embedder.embed_query_within(&text, PROMPT_TOKENS),
+        };
+        let query = stored::Query::new(&query);
+        let mut best: FxHashMap<String, f32> = FxHashMap::default();
+        for (session, packed) in parts {
+            if let Some(similarity) = query.similarity(&packed) {
+                let b = best.entry(session).or_insert(similarity);
+                *b = b.max(similarity);
+            }
+        }
+        let mut sessions: Vec<SessionNear> =
+            best.into_iter().map(|(session_id, similarity)| SessionNear { session_id, similarity }).collect();
+        sessions.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.session_id.cmp(&b.session_id)));
+        Ok(sessions)
     }
 }
 

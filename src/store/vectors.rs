@@ -206,19 +206,22 @@ impl Store {
         // not the whole store's vectors. CROSS JOIN keeps that order: left
         // to choose, SQLite went from every vector of the store up to its
         // row and session, 25 ms against 4.7 for a project of 600 vectors
-        // in a store of 40k observations. Only rows of a kind that gets a
-        // vector look for one.
-        let mut stmt = self.conn.prepare_cached(&format!(
+        // in a store of 40k observations. The rows themselves are not read:
+        // only public rows have vectors (the triggers drop a row's vector
+        // when it turns private), so the index on their session covers the
+        // walk. Reading each row to check its kind and privacy first cost
+        // 10.3 ms against 6.7 for a project of 1,623 vectors at 100k.
+        let mut stmt = self.conn.prepare_cached(
             "SELECT s.id, v.embedding FROM sessions s
              CROSS JOIN observations o ON o.session_id = s.id
              CROSS JOIN vectors v ON v.source = 0 AND v.row_id = o.id
-             WHERE s.project_path = ?1 AND s.id IS NOT ?2 AND o.private = 0 AND o.kind IN {KINDS_WITH_VECTORS}
+             WHERE s.project_path = ?1 AND s.id IS NOT ?2
              UNION ALL
              SELECT s.id, v.embedding FROM sessions s
              CROSS JOIN summaries sm ON sm.session_id = s.id
              CROSS JOIN vectors v ON v.source = 1 AND v.row_id = sm.id
-             WHERE s.project_path = ?1 AND s.id IS NOT ?2"
-        ))?;
+             WHERE s.project_path = ?1 AND s.id IS NOT ?2",
+        )?;
         let mut rows = stmt.query(rusqlite::params![project, exclude])?;
         while let Some(row) = rows.next()? {
             each(row.get_ref(0)?.as_str()?, row.get_ref(1)?.as_blob()?);
