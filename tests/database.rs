@@ -26,6 +26,20 @@ fn query_commands_on_a_home_without_a_database_say_so_and_create_nothing() {
 }
 
 #[test]
+fn an_import_that_fails_before_storing_anything_leaves_no_database() {
+    let home = Home::new();
+    let run = home.run(&["import", "-"], Some(b"garbage\n")).code(1);
+    assert!(run.stderr.contains("line 1"), "the error names the line: {run}");
+    assert!(!home.db_path().exists(), "a failed import left a database");
+    let run = home.run(&["search", "anything"], None).code(1);
+    assert!(run.stderr.contains("there is no memory in"), "{run}");
+    // Into a store that exists, a failed import removes nothing.
+    home.run(&["import", "-"], Some(b"")).ok();
+    home.run(&["import", "-"], Some(b"garbage\n")).code(1);
+    assert!(home.db_path().exists());
+}
+
+#[test]
 fn the_database_is_owner_only_and_in_wal_mode() {
     let home = Home::new();
     assert!(!home.db_path().exists());

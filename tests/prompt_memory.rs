@@ -90,6 +90,10 @@ fn a_prompt_asking_in_other_words_or_in_chinese_is_told_the_fix_and_an_unrelated
     ] {
         let memory = told(&home, prompt);
         assert!(memory.contains("falls back to the defaults"), "{prompt}: the fix is told:\n{memory}");
+        assert!(
+            memory.ends_with("has the rest of a session.\nSearch this memory with `trae-mem search \"<words>\" --project .` and see what happened around a hit with `trae-mem timeline <id>`."),
+            "{prompt}: the block ends in two sentences:\n{memory}"
+        );
     }
     for prompt in ["what is 17 times 23?", "thanks, that's all for today", "写一首关于秋天的短诗"] {
         let memory = told(&home, prompt);

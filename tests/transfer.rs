@@ -173,6 +173,14 @@ fn a_bad_line_stops_the_import_and_names_the_line() {
     let file = home.write("bad.jsonl", text.as_bytes());
     let run = home.run(&["import", file.to_str().unwrap()], None).code(1);
     assert!(run.stderr.starts_with("trae-mem: line 2 is not a trae-mem export record"), "{run}");
+    // All or nothing: the first line's session is not kept either, and the
+    // database the import created is gone with it.
+    assert!(!home.db_path().exists(), "{run}");
+    let run = home.run(&["sessions", "--json"], None).code(1);
+    assert!(run.stderr.contains("there is no memory in"), "{run}");
+    // Into an existing store, likewise nothing.
+    home.run(&["import", "-"], Some(b"")).ok();
+    home.run(&["import", file.to_str().unwrap()], None).code(1);
     let run = home.run(&["sessions", "--json"], None).ok();
     assert_eq!(run.json(), json!([]), "{run}");
 }

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Env, output};
 use trae_mem::bulk;
-use trae_mem::store::Records;
+use trae_mem::store::{DB_FILE, Records};
 
 /// Read a file written by `trae-mem export`.
 ///
@@ -27,7 +27,10 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
-        let (loaded, mut store) = env.open()?;
+        let loaded = env.load_config()?;
+        let db = loaded.home.join(DB_FILE);
+        let created = !db.exists();
+        let mut store = super::open_store(&loaded)?;
         let (mut input, size): (Box<dyn std::io::BufRead>, Option<u64>) = if self.file.as_os_str() == "-" {
             (Box::new(BufReader::new(std::io::stdin().lock())), None)
         } else {
@@ -38,8 +41,23 @@ impl Cmd {
         };
         let bar = progress_bar(size);
         let records = Records::File { input: &mut input, progress: &mut |bytes| bar.set_position(bytes) };
-        let (report, _) = bulk::take_in(&mut store, &loaded, records)?;
+        let taken = bulk::take_in(&mut store, &loaded, records);
         bar.finish_and_clear();
+        let (report, _) = match taken {
+            Ok(taken) => taken,
+            // An import that stored nothing leaves no database it created:
+            // read commands go on saying there is no memory here.
+            Err(err) if created && store.holds_nothing().unwrap_or(false) => {
+                drop(store);
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut file = db.clone().into_os_string();
+                    file.push(suffix);
+                    let _ = std::fs::remove_file(file);
+                }
+                return Err(err);
+            }
+            Err(err) => return Err(err),
+        };
         if self.json {
             return output::json(&report);
         }

@@ -230,7 +230,9 @@ pub fn for_prompt(
     if chosen.is_empty() {
         return Ok(None);
     }
-    let footer = format!("`trae-mem show <session>` has the rest of a session; {HOW_TO_SEARCH}");
+    // Two sentences: `HOW_TO_SEARCH` opens with a capital, and ends every
+    // block as written (an echoed block is found by it).
+    let footer = format!("`trae-mem show <session>` has the rest of a session.\n{HOW_TO_SEARCH}");
     // The budget is shared out among the memories, each told as far as its
     // share goes: what was asked, and what was concluded, whole if it fits.
     let room = settings.prompt_budget_chars.saturating_sub(PROMPT_HEADER.chars().count() + footer.chars().count());

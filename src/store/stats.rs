@@ -72,6 +72,15 @@ impl Store {
         Ok(((pages - free) * size) as u64)
     }
 
+    /// Whether nothing was ever stored here: no session, and no tombstone.
+    pub fn holds_nothing(&self) -> Result<bool> {
+        Ok(self.conn.query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM sessions) AND NOT EXISTS (SELECT 1 FROM tombstones)",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Counts and sizes. Reads every page of the indexes once (SQLite's
     /// `dbstat`), which takes a moment on a large store.
     pub fn stats(&self) -> Result<Stats> {
