@@ -48,11 +48,8 @@ impl Cmd {
             // An import that stored nothing leaves no database it created:
             // read commands go on saying there is no memory here.
             Err(err) if created && store.holds_nothing().unwrap_or(false) => {
-                drop(store);
-                for suffix in ["", "-wal", "-shm"] {
-                    let mut file = db.clone().into_os_string();
-                    file.push(suffix);
-                    let _ = std::fs::remove_file(file);
+                if let Err(left) = store.discard() {
+                    eprintln!("trae-mem: warning: cannot remove the empty database {}: {left:#}", db.display());
                 }
                 return Err(err);
             }

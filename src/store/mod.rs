@@ -173,6 +173,21 @@ impl Store {
         Ok(Self { conn, path: self.path.clone(), ..*self })
     }
 
+    /// Closes this store and deletes its file, with the write-ahead log and
+    /// shared memory beside it: for a store just created that holds nothing.
+    pub fn discard(self) -> Result<()> {
+        let path = self.path.clone();
+        drop(self);
+        for suffix in ["", "-wal", "-shm"] {
+            if let Err(err) = std::fs::remove_file(stats::beside(&path, suffix))
+                && err.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(err.into());
+            }
+        }
+        Ok(())
+    }
+
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.path

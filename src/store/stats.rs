@@ -119,9 +119,15 @@ impl Store {
 
 /// The size of the database file, or of its `-wal` or `-shm` companion; 0 when absent.
 pub fn file_size(db: &Path, suffix: &str) -> u64 {
+    std::fs::metadata(beside(db, suffix)).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The file SQLite keeps beside the database `db` under `suffix` ("-wal",
+/// "-shm"; "" is the database itself).
+pub(crate) fn beside(db: &Path, suffix: &str) -> std::ffi::OsString {
     let mut path = db.as_os_str().to_owned();
     path.push(suffix);
-    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+    path
 }
 
 impl Store {
