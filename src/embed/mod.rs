@@ -188,8 +188,8 @@ impl Embedder {
     /// The vectors of `prefix` + each text: a text longer than the encoder's
     /// positions runs as windows, whose means are averaged weighted by their
     /// tokens (as `e5.c`), then L2-normalized. The windows of all the texts
-    /// run in passes of at most `PASS_TOKENS` tokens (a window longer than
-    /// that alone); a token's result does not depend on what shares its pass.
+    /// run in passes of at most `PASS_TOKENS` tokens; a token's result does
+    /// not depend on what shares its pass.
     fn embed_all(&self, prefix: &str, texts: &[&str], max_tokens: usize) -> Vec<Vec<f32>> {
         let (bos, eos) = (self.tokenizer.bos(), self.tokenizer.eos());
         let window = self.encoder.max_positions() - 2;

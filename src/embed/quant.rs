@@ -270,8 +270,8 @@ mod avx2 {
     const _: () = assert!(RO == 8);
 
     /// How 32 weight bytes meet 32 activation bytes: 8 lanes, each adding
-    /// the sum of 4 products to its own, and a block's four running sums
-    /// become 8 sums of 32 bits.
+    /// the sum of 4 products to its own, and a block's running sums become
+    /// 8 sums of 32 bits.
     trait Dot {
         /// Running sums a token keeps within a block, taking turns, so that
         /// one instruction need not wait for the one before: more hide a

@@ -157,8 +157,8 @@ impl Store {
     /// Another connection to this store's file, read-only, for a thread
     /// that reads beside this one (search's meaning half). It skips what
     /// `open` prepares: this store has done it. It maps the file only where
-    /// this store does: a hook's prompt memory spent a third of its time
-    /// faulting in and unmapping a 330 MB file's pages.
+    /// this store does: a short process that maps a large file spends more
+    /// faulting in and unmapping its pages than it reads.
     pub fn reader(&self) -> Result<Store> {
         let conn = Connection::open_with_flags(
             &self.path,
