@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::json;
 use trae_mem::embed::{self, fill};
 use trae_mem::recall::{self, SearchRequest, meaning, query};
-use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store, SummaryLevel, Table};
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store, Table};
 
 #[derive(Deserialize)]
 struct Row {
@@ -171,7 +171,7 @@ fn sessions_set(args: &[String]) -> anyhow::Result<()> {
     let half = flag(args, "--half");
     if !reused {
         import_labelled(&mut store, &rows, &dir)?;
-        summarize_every_session(&mut store)?;
+        summarize_every_session(&mut store, &dir)?;
         println!("\nprompt memory, words alone (no vectors yet):");
         prompts::score(&store, &projects, &cases, half)?;
         let started = Instant::now();
@@ -197,20 +197,17 @@ fn import_labelled(store: &mut Store, rows: &[Row], dir: &std::path::Path) -> an
     Ok(())
 }
 
-/// Summarizes each session with the built-in summarizer, as its end would.
-fn summarize_every_session(store: &mut Store) -> anyhow::Result<()> {
-    let sessions = store.sessions(None, usize::MAX)?;
-    store.write(|w| {
-        for session in &sessions {
-            let observations = w.session_observations(&session.id)?;
-            let last = observations.iter().map(|o| o.ts).max().unwrap_or(session.started_at);
-            if let Some(summaries) = trae_mem::summarize::builtin::summarize(&observations) {
-                w.put_summary(&session.id, SummaryLevel::Brief, &summaries.brief, last)?;
-                w.put_summary(&session.id, SummaryLevel::Detailed, &summaries.detailed, last)?;
-            }
-        }
-        Ok(())
-    })
+/// Summarizes each session with the built-in summarizer, as its end would,
+/// at its last row's time.
+fn summarize_every_session(store: &mut Store, dir: &std::path::Path) -> anyhow::Result<()> {
+    let settings = trae_mem::config::Summarize::default();
+    let builtin = trae_mem::plugins::Plugins::new(&[], &settings, dir, false);
+    for session in store.sessions(None, usize::MAX)? {
+        let observations = store.session_observations(&session.id, false)?;
+        let last = observations.iter().map(|o| o.ts).max().unwrap_or(session.started_at);
+        trae_mem::summarize::session(store, &builtin, &session.id, last)?;
+    }
+    Ok(())
 }
 
 /// The two halves of the labelled queries: the ranking may be tuned on

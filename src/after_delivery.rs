@@ -56,7 +56,7 @@ pub fn run(ingest: &Ingest<'_>, loaded: &Loaded, accepted: &Accepted, started: I
     }
     let settings = &accepted.resolved.settings;
     let plugins = crate::plugins::Plugins::new(&settings.plugins, &settings.summarize, &loaded.home, false);
-    let model = plugins.summarizer().is_some_and(|p| p.uses_network());
+    let model = crate::summarize::choose(&plugins).model().is_some();
     if model
         && matches!(accepted.event.kind, EventKind::SessionEnd | EventKind::SessionStart)
         && let Err(err) = crate::summarize::queue::start_in_background(&loaded.home)

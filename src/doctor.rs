@@ -189,7 +189,7 @@ fn plugins(loaded: &Loaded) -> Vec<Check> {
 /// session was left to its built-in summaries without a word.
 fn model_summaries(loaded: &Loaded) -> Vec<Check> {
     let plugins = Plugins::of(&loaded.config, &loaded.home, false);
-    let Some(model) = plugins.summarizer().filter(|p| p.uses_network()) else { return Vec::new() };
+    let Some(model) = crate::summarize::choose(&plugins).model() else { return Vec::new() };
     let mut checks = Vec::new();
     for grant in &model.grants.http {
         if let Some(env) = grant.env.as_deref().filter(|env| std::env::var_os(env).is_none_or(|v| v.is_empty())) {

@@ -135,8 +135,16 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
     let forget_keys = ["observations", "sessions_removed", "sessions_resummarized", "spooled_dropped"];
     assert_shape("forget --json", &forgotten, &forget_keys);
 
-    let gc_keys =
-        ["aged_out", "over_size", "sessions_removed", "events_pruned", "bytes_before", "bytes_after", "finished"];
+    let gc_keys = [
+        "aged_out",
+        "over_size",
+        "sessions_removed",
+        "events_pruned",
+        "facts_written",
+        "bytes_before",
+        "bytes_after",
+        "finished",
+    ];
     let gc = home.run(&["gc", "--json"], None).ok().json();
     assert_shape("gc --json", &gc, &gc_keys);
     let rescanned = home.run(&["gc", "--rescan", "--json"], None).ok().json();

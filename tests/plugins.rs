@@ -172,6 +172,73 @@ fn the_sectioned_summarizer_replaces_the_built_in_one() {
     );
 }
 
+#[test]
+fn a_session_the_sectioned_summarizer_wrote_is_told_and_folded_as_a_built_in_one_is() {
+    let home = Home::new();
+    declare(
+        &home,
+        &format!(
+            "[summarize]\nsummarizer = \"sections\"\n{}",
+            entry("sections", "sectioned_summarizer", "summarizer", "", "")
+        ),
+    );
+    let run = |sid: &str, payload: Value| -> Run {
+        let mut p = payload;
+        p["session_id"] = json!(sid);
+        p["cwd"] = json!("/p");
+        // As Claude Code sends it, so that it answers as to Claude Code.
+        p["transcript_path"] = json!(format!("/home/dev/.claude/projects/x/{sid}.jsonl"));
+        hook(&home, &[], p).ok()
+    };
+    const FIX: &str = "Switched the importer to BEGIN IMMEDIATE with a five second busy timeout.";
+    run("fix", json!({"hook_event_name": "UserPromptSubmit", "prompt": "Make the import survive a busy database"}));
+    run(
+        "fix",
+        json!({"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "t1",
+               "tool_input": {"file_path": "src/import.rs", "old_string": "BEGIN", "new_string": "BEGIN IMMEDIATE"},
+               "tool_response": {"filePath": "src/import.rs"}}),
+    );
+    run("fix", json!({"hook_event_name": "Stop", "last_assistant_message": FIX}));
+    run("fix", json!({"hook_event_name": "SessionEnd", "reason": "exit"}));
+    const ASKED: &str = "What did we do about the import and the busy database last time?";
+    run("asked", json!({"hook_event_name": "UserPromptSubmit", "prompt": ASKED}));
+    run(
+        "asked",
+        json!({"hook_event_name": "Stop", "last_assistant_message": "Memory says the import and the busy database were handled."}),
+    );
+    run("asked", json!({"hook_event_name": "SessionEnd", "reason": "exit"}));
+    // The plugin wrote both sessions' summaries, in its own sections.
+    let briefs: Vec<String> = home
+        .db()
+        .prepare("SELECT content FROM summaries WHERE level = 'brief' ORDER BY session_id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(briefs.len(), 2);
+    assert!(briefs.iter().all(|b| b.starts_with("Goal: ")), "{briefs:?}");
+
+    // Session start tells the fix, and folds the session that only asked memory.
+    let start = run("next", json!({"hook_event_name": "SessionStart", "source": "startup"})).json();
+    let context = start["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(context.contains(FIX), "{context}");
+    assert!(context.contains(&format!("Also 1 session that only talked: “{ASKED}”")), "{context}");
+
+    // A prompt about it is told what was asked and concluded, from the
+    // session's facts, and not the session that only asked memory.
+    let prompt = json!({"hook_event_name": "UserPromptSubmit",
+                        "prompt": "How did we make the import survive a busy database?"});
+    let memory = run("next", prompt).json();
+    let memory = memory["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(
+        memory.contains("Asked: Make the import survive a busy database")
+            && memory.contains(&format!("Concluded: {FIX}")),
+        "{memory}"
+    );
+    assert!(!memory.contains("Memory says"), "the session that only asked memory is not told:\n{memory}");
+}
+
 /// Declares the hostile plugin for the event "Hostile" in `mode`.
 fn hostile(home: &Home, mode: &str, extra: &str) {
     let limits = "[plugins.limits]\ntimeout_ms = 300\nmemory_mb = 32\nmax_output_bytes = 100000\n";

@@ -244,6 +244,42 @@ fn prompt_memory_tells_the_fix_not_the_sessions_that_asked_about_it() {
 }
 
 #[test]
+fn a_store_from_before_session_facts_gets_them_from_gc_and_prompt_memory_reads_them() {
+    let home = a_fix_and_four_sessions_asking_how();
+    // As a store written by the build before facts were kept: no table,
+    // schema version 8.
+    home.db().execute_batch("DROP TABLE session_facts; PRAGMA user_version = 8;").unwrap();
+    let collected = home.run(&["gc", "--json"], None).ok().json();
+    assert_eq!(collected["facts_written"], 5, "{collected}");
+    let db = home.db();
+    let sessions: i64 = db.query_row("SELECT count(*) FROM session_facts", [], |r| r.get(0)).unwrap();
+    assert_eq!(sessions, 5);
+    let fix: String = db
+        .query_row(
+            "SELECT f.facts FROM session_facts f JOIN observations o ON o.session_id = f.session_id
+             WHERE o.content = ?1",
+            [FIX],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let fix: serde_json::Value = serde_json::from_str(&fix).unwrap();
+    assert_eq!(fix["concluded"], json!([FIX]), "{fix}");
+    assert_eq!(fix["files"], json!(["src/config.rs"]), "{fix}");
+    // A second gc has nothing left to do.
+    assert_eq!(home.run(&["gc", "--json"], None).ok().json()["facts_written"], 0);
+    let run = hook(
+        &home,
+        "next",
+        "UserPromptSubmit",
+        json!({"prompt": "the config file is missing again, how did we fix it?"}),
+    )
+    .ok();
+    let memory = run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    assert!(memory.contains(&format!("Concluded: {FIX}")), "{memory}");
+    assert!(!memory.contains("Memory says"), "the sessions that only asked are not told:\n{memory}");
+}
+
+#[test]
 fn a_talk_only_session_with_a_real_answer_is_told_and_one_asking_memory_is_folded() {
     let home = Home::new();
     hook(

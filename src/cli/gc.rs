@@ -36,8 +36,8 @@ pub struct Cmd {
     /// First redact, in every stored row and summary, what today's secret rules find.
     #[arg(long)]
     rescan: bool,
-    /// Print JSON: {aged_out, over_size, sessions_removed, events_pruned, bytes_before, bytes_after,
-    /// finished}, with --rescan also "rescan": {observations_scanned, observations_redacted,
+    /// Print JSON: {aged_out, over_size, sessions_removed, events_pruned, facts_written, bytes_before,
+    /// bytes_after, finished}, with --rescan also "rescan": {observations_scanned, observations_redacted,
     /// sessions_resummarized, summaries_redacted}.
     #[arg(long)]
     json: bool,

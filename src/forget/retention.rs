@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::config::Retention;
 use crate::store::{Store, now_ms};
+use crate::summarize;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
@@ -41,6 +42,9 @@ pub struct Collected {
     pub sessions_removed: u64,
     /// Ids of long-stored events forgotten.
     pub events_pruned: u64,
+    /// Sessions summarized before their facts were kept (or pulled or
+    /// imported with their summaries) that got them.
+    pub facts_written: u64,
     /// The database file's size before and after, in bytes.
     pub bytes_before: u64,
     pub bytes_after: u64,
@@ -63,6 +67,15 @@ pub fn gc(
     let round = if budget.is_some() { HOOK_ROUND } else { ROUND };
     let mut report = Collected { bytes_before: store.stats_file_bytes(), ..Collected::default() };
     let mut done = 0;
+
+    // Facts are taken from rows, so the sessions without them get them
+    // before retention takes the rows.
+    let (written, all_have_facts) = summarize::fill_facts(store, budget)?;
+    report.facts_written = written as u64;
+    if !all_have_facts {
+        report.bytes_after = store.stats_file_bytes();
+        return Ok(report);
+    }
 
     if let Some(days) = retention.max_age_days {
         let cutoff = now_ms() - i64::from(days) * DAY_MS;

@@ -295,8 +295,7 @@ impl<'a> Ingest<'a> {
         if event.kind == EventKind::SessionStart && self.loaded.config.context.inject {
             let (current, limit) = (recorded.as_deref(), self.loaded.config.context.sessions);
             let budget = catch_up_budget(self.loaded);
-            let model = plugins.summarizer().filter(|p| p.uses_network()).map(|p| (p, plugins.settings()));
-            if let Err(err) = summarize::catch_up(&mut store, home, &resolved.project, current, limit, budget, model) {
+            if let Err(err) = summarize::catch_up(&mut store, &plugins, &resolved.project, current, limit, budget) {
                 warnings.push(Warning::CatchUp(err));
             }
         }

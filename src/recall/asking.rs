@@ -4,8 +4,6 @@
 //! every ranking it comes after what states something, and a session that
 //! only asked memory is not told as work.
 
-use crate::summarize;
-
 /// The prompt asks about earlier work ("what did we do last time?", "how
 /// did we fix…", "上次我们…"): its answer is memory told again.
 pub fn asks_memory(prompt: &str) -> bool {
@@ -82,13 +80,12 @@ pub fn without_asking(prompt: &str) -> String {
     left.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The summary is of a session that only asked memory: everything it asked
-/// asks memory, and it ran no tool and met no error. Only summaries the
-/// built-in summarizer wrote can be read this way.
-pub fn only_asks_memory(summary: &str) -> bool {
-    summarize::builtin::sections(summary).is_some_and(|s| {
-        s.tools.is_empty() && s.errors.is_empty() && !s.asked.is_empty() && s.asked.iter().all(|a| asks_memory(a))
-    })
+/// Of a session that ran no tool and met no error, what it asked
+/// (`Facts::asked`, as the JSON read beside its summary) all asks memory:
+/// the session only asked memory.
+pub fn all_ask_memory(asked: &str) -> bool {
+    serde_json::from_str::<Vec<String>>(asked)
+        .is_ok_and(|asked| !asked.is_empty() && asked.iter().all(|a| asks_memory(a)))
 }
 
 #[cfg(test)]
@@ -160,16 +157,11 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_of_questions_to_memory_only_asks_and_one_with_work_does_not() {
-        let brief =
-            "Asked: how did we fix the crash when the config file was missing\nConcluded: Memory says defaults.";
-        assert!(only_asks_memory(brief));
-        let detailed = "Asked:\n- how did we fix the crash?\nConcluded:\n- Memory says defaults.";
-        assert!(only_asks_memory(detailed));
-        let worked = "Asked: how did we fix the crash?\nConcluded: It is back.\nTools: Bash 1";
-        assert!(!only_asks_memory(worked));
-        let fix = "Asked: The app crashes when the config file is missing\nConcluded: Fixed.";
-        assert!(!only_asks_memory(fix));
-        assert!(!only_asks_memory("Goal: a plugin's own summary"));
+    fn a_session_that_asked_only_questions_to_memory_only_asks_memory() {
+        let asking = ["how did we fix the crash when the config file was missing", "上次我们做了什么？"];
+        assert!(all_ask_memory(&serde_json::to_string(&asking).unwrap()));
+        assert!(!all_ask_memory(r#"["how did we fix it?", "now fix the parser"]"#));
+        assert!(!all_ask_memory(r#"["The app crashes when the config file is missing"]"#));
+        assert!(!all_ask_memory("[]"));
     }
 }

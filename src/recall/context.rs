@@ -13,8 +13,7 @@ use super::search::{SearchHit, SearchRequest};
 use super::snippet::{self, MARK_END, MARK_START};
 use super::{asking, meaning, query, rank};
 use crate::config::ContextSettings;
-use crate::store::{Filters, Recalled, Store};
-use crate::summarize;
+use crate::store::{Facts, Filters, Recalled, Store};
 use crate::text::{clip, clip_at_sentence};
 use crate::timefmt;
 
@@ -212,7 +211,7 @@ pub fn for_prompt(
     let mut recalled = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
     // A session that only asked memory restates what memory holds: the
     // session that did the work is told instead.
-    recalled.retain(|r| !asking::only_asks_memory(&r.summary.content));
+    recalled.retain(|r| !r.asked_without_work.as_deref().is_some_and(asking::all_ask_memory));
     let by_words = by_words(&query, &recalled);
     let near = near.wait(store)?;
     let standing = standing(&near);
@@ -224,7 +223,7 @@ pub fn for_prompt(
         .filter(|session| recalled.iter().all(|r| r.summary.session_id != *session))
         .collect();
     let found = store.detailed_summaries(&missing)?;
-    recalled.extend(found.into_iter().filter(|r| !asking::only_asks_memory(&r.summary.content)));
+    recalled.extend(found.into_iter().filter(|r| !r.asked_without_work.as_deref().is_some_and(asking::all_ask_memory)));
 
     let chosen = choose(&recalled, &by_words, &standing, settings.prompt_hits);
     if chosen.is_empty() {
@@ -237,16 +236,20 @@ pub fn for_prompt(
     // share goes: what was asked, and what was concluded, whole if it fits.
     let room = settings.prompt_budget_chars.saturating_sub(PROMPT_HEADER.chars().count() + footer.chars().count());
     let share = room / chosen.len();
+    let told: Vec<&str> = chosen.iter().map(|&key| recalled[key].summary.session_id.as_str()).collect();
+    let facts = store.facts_of(&told)?;
     let mut lines = String::new();
     for key in chosen {
-        let Recalled { summary, author } = &recalled[key];
+        let Recalled { summary, author, .. } = &recalled[key];
         let by = author.as_deref().map(|a| format!(", by {a}")).unwrap_or_default();
         let when = timefmt::local_minute(summary.created_at);
         let head = format!("- session {} ({when}{by}): ", &summary.session_id[..8.min(summary.session_id.len())]);
         let body_room = share.saturating_sub(head.chars().count() + 1);
-        let body = match summarize::builtin::sections(&summary.content) {
-            Some(sections) => asked_and_concluded(&sections, body_room),
-            None => {
+        let body = match facts.get(&summary.session_id) {
+            Some(facts) if !facts.asked.is_empty() || !facts.concluded.is_empty() => {
+                asked_and_concluded(facts, body_room)
+            }
+            _ => {
                 let marks = query.terms.iter().flat_map(|t| t.needles.iter().map(|n| (n.text.as_str(), false)));
                 let excerpt = snippet::Folded::new(&summary.content).snippet(&snippet::needles(marks));
                 clip_at_sentence(&unmarked(&excerpt), body_room)
@@ -330,11 +333,11 @@ fn choose(recalled: &[Recalled], by_words: &[rank::Ranked], standing: &[(&str, f
 /// asked and what was concluded (the last conclusion, which a session ends
 /// on), then what went wrong if room is left. The conclusion is never cut
 /// for the question: it takes up to two thirds of the room first.
-fn asked_and_concluded(sections: &summarize::builtin::Sections, room: usize) -> String {
-    let concluded = sections.concluded.last().map(|c| clip_at_sentence(c, room * 2 / 3));
+fn asked_and_concluded(facts: &Facts, room: usize) -> String {
+    let concluded = facts.concluded.last().map(|c| clip_at_sentence(c, room * 2 / 3));
     let concluded_chars = concluded.as_ref().map_or(0, |c| c.chars().count() + " Concluded: ".len());
     let mut parts = Vec::new();
-    if let Some(asked) = sections.asked.first() {
+    if let Some(asked) = facts.asked.first() {
         let asked_room = room.saturating_sub(concluded_chars + "Asked: ".len());
         parts.push(format!("Asked: {}", clip_at_sentence(asked, asked_room)));
     }
@@ -342,7 +345,7 @@ fn asked_and_concluded(sections: &summarize::builtin::Sections, room: usize) -> 
         parts.push(format!("Concluded: {concluded}"));
     }
     let used: usize = parts.iter().map(|p| p.chars().count() + 1).sum();
-    if let Some(error) = sections.errors.first()
+    if let Some(error) = facts.failed.first()
         && room > used + 40
     {
         parts.push(format!("Ran into: {}", clip_at_sentence(error, room - used - "Ran into: ".len())));

@@ -11,7 +11,7 @@ use anyhow::Result;
 
 use super::asking::asks_memory;
 use crate::config::ContextSettings;
-use crate::store::{Store, Substance, Told};
+use crate::store::{Facts, Store, Told};
 use crate::summarize;
 use crate::text::clip;
 use crate::timefmt;
@@ -64,13 +64,14 @@ pub fn tell(
             break;
         }
         seen += 1;
-        let substance = store.substance(&told.session.id)?;
-        let Some((brief, detailed)) = summaries_to_tell(store, &told)? else { continue };
-        if only_talked(&substance) {
-            let asked = substance.prompts.first().cloned().unwrap_or_else(|| first_line(&brief));
+        let Some((brief, detailed, facts)) = to_tell(store, &told)? else { continue };
+        // A session with no row left kept its summaries through
+        // retention: what is left of it is told.
+        if told.session.observations > 0 && only_talked(&facts) {
+            let asked = facts.asked.first().cloned().unwrap_or_else(|| first_line(&brief));
             folded.push(asked);
         } else {
-            work.push(ToTell { told, weight: weight(&substance), brief, detailed });
+            work.push(ToTell { told, weight: weight(&facts), brief, detailed });
         }
     }
     let tail = format!("{}{}", folded_line(&folded), left_out_line(considered - seen));
@@ -112,39 +113,41 @@ fn heading(told: &Told) -> String {
 }
 
 /// A session's brief and detailed summaries as the next session is told
-/// them. A stale one (it went on after its summary was written) is told as
-/// the built-in summarizer writes it now, which is what the hook's catch-up
-/// stores: this only reads.
-fn summaries_to_tell(store: &Store, told: &Told) -> Result<Option<(String, Option<String>)>> {
-    if told.stale {
-        let observations = store.session_observations(&told.session.id, false)?;
-        if let Some(now) = summarize::builtin::summarize(&observations) {
-            return Ok(Some((now.brief, Some(now.detailed))));
-        }
+/// them, and its facts. A stale one (it went on after its summary was
+/// written) is told as the built-in summarizer writes it now, which is what
+/// the hook's catch-up stores, and one without facts yet by its facts as
+/// its rows stand: this only reads.
+fn to_tell(store: &Store, told: &Told) -> Result<Option<(String, Option<String>, Facts)>> {
+    let now = match (&told.facts, told.stale) {
+        (Some(_), false) => None,
+        _ => Some(summarize::as_it_stands(store, &told.session.id)?),
+    };
+    if let (true, Some((Some(summaries), facts))) = (told.stale, &now) {
+        return Ok(Some((summaries.brief.clone(), Some(summaries.detailed.clone()), facts.clone())));
     }
     let Some(brief) = told.brief.clone() else { return Ok(None) };
+    let facts = match now {
+        Some((_, facts)) => facts,
+        None => told.facts.clone().unwrap_or_default(),
+    };
     let detailed =
         store.summaries(&told.session.id)?.into_iter().find(|s| s.level == crate::store::SummaryLevel::Detailed);
-    Ok(Some((brief, detailed.map(|d| d.content))))
+    Ok(Some((brief, detailed.map(|d| d.content), facts)))
 }
 
 /// The session ran no tool, met no error and stated no decision, and
-/// either talked briefly or only asked memory. A session with no public
-/// row left kept its summary through retention, and is told.
-fn only_talked(substance: &Substance) -> bool {
-    if substance.is_empty() || substance.tool_calls + substance.errors + substance.stated > 0 {
+/// either talked briefly or only asked memory. One with no public row left
+/// (a forget took them) is told.
+fn only_talked(facts: &Facts) -> bool {
+    if facts.is_empty() || facts.tool_calls + facts.errors + facts.stated > 0 {
         return false;
     }
-    substance.talk_chars < SHORT_TALK_CHARS
-        || !substance.prompts.is_empty() && substance.prompts.iter().all(|p| asks_memory(p))
+    facts.talk_chars < SHORT_TALK_CHARS || !facts.asked.is_empty() && facts.asked.iter().all(|p| asks_memory(p))
 }
 
 /// How much a session did, to choose which are told in detail.
-fn weight(substance: &Substance) -> u64 {
-    substance.tool_calls.min(20)
-        + 3 * substance.errors.min(5)
-        + 3 * substance.stated.min(5)
-        + 2 * u64::from(substance.answers > 0)
+fn weight(facts: &Facts) -> u64 {
+    facts.tool_calls.min(20) + 3 * facts.errors.min(5) + 3 * facts.stated.min(5) + 2 * u64::from(facts.answers > 0)
 }
 
 /// One line for the sessions that only talked, or nothing. A question
@@ -182,8 +185,7 @@ fn left_out_line(left_out: usize) -> String {
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    line.strip_prefix("Asked: ").unwrap_or(line).to_owned()
+    text.lines().next().unwrap_or_default().to_owned()
 }
 
 /// `n` with its noun, in the singular or the plural.

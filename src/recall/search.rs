@@ -343,7 +343,7 @@ fn voice(candidate: &Candidate<'_>) -> Voice {
         Kind::Tool => Voice::Tool,
         Kind::User if text().is_ok_and(|t| !asking::only_asks(t)) => Voice::States,
         Kind::User => Voice::Asks,
-        Kind::Summary if text().is_ok_and(asking::only_asks_memory) => Voice::Asks,
+        Kind::Summary if candidate.asked_without_work.is_some_and(asking::all_ask_memory) => Voice::Asks,
         _ => Voice::States,
     }
 }

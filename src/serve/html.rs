@@ -7,7 +7,7 @@ use maud::{DOCTYPE, Markup, html};
 
 use crate::recall::{MARK_END, MARK_START};
 use crate::store::{Kind, ListedSession, Observation};
-use crate::summarize::builtin::tool_action;
+use crate::summarize::tool_action;
 use crate::text::clip;
 use crate::timefmt;
 

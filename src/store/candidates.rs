@@ -7,6 +7,7 @@ use anyhow::Result;
 use rusqlite::OptionalExtension;
 use rusqlite::types::Value;
 
+use super::facts::asked_without_work;
 use super::{IndexMode, Kind, Store, SummaryLevel};
 
 /// Narrows a search (or a listing) to part of the store.
@@ -75,16 +76,20 @@ impl Table {
     }
 
     /// The SQL that reads candidates to rank, by a JSON array of ids:
-    /// id, kind, time and text.
+    /// id, kind, time, text, session, and for a summary of a session that
+    /// ran no tool and met no error, what it asked (its facts' JSON list).
     fn candidates_sql(self) -> &'static str {
         match self {
             Table::Observations => {
-                "SELECT o.id, o.kind, o.ts, o.content, o.session_id FROM observations o
+                "SELECT o.id, o.kind, o.ts, o.content, o.session_id, NULL FROM observations o
                  WHERE o.id IN (SELECT value FROM json_each(?1)) AND o.private = 0"
             }
             Table::Summaries => {
-                "SELECT sm.id, 'summary', sm.created_at, sm.content, sm.session_id FROM summaries sm
-                 WHERE sm.id IN (SELECT value FROM json_each(?1))"
+                concat!(
+                    "SELECT sm.id, 'summary', sm.created_at, sm.content, sm.session_id, ",
+                    asked_without_work!(),
+                    " FROM summaries sm WHERE sm.id IN (SELECT value FROM json_each(?1))"
+                )
             }
         }
     }
@@ -115,6 +120,9 @@ pub struct Candidate<'r> {
     /// Bytes: terms are found without checking the text is UTF-8.
     pub content: &'r [u8],
     pub session_id: &'r str,
+    /// A summary's session that ran no tool and met no error: what it
+    /// asked, as a JSON list (`Facts::asked`). None for an observation.
+    pub asked_without_work: Option<&'r str>,
 }
 
 /// A public row read for a hit.
@@ -293,6 +301,7 @@ impl Store {
                 ts: row.get(2)?,
                 content: row.get_ref(3)?.as_bytes()?,
                 session_id: row.get_ref(4)?.as_str()?,
+                asked_without_work: row.get_ref(5)?.as_str_or_null()?,
             })?;
         }
         Ok(())

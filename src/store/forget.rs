@@ -180,7 +180,8 @@ impl Store {
         Ok(count as u64)
     }
 
-    /// Deletes a session's summaries from their table and the index.
+    /// Deletes a session's summaries from their table and the index, and
+    /// the facts beside them.
     pub fn delete_summaries(&mut self, session_id: &str) -> Result<()> {
         self.conn.execute_batch("PRAGMA secure_delete = ON")?;
         let index = self.index;
@@ -315,7 +316,7 @@ fn delete_summaries(conn: &Connection, index: index::IndexMode, session_id: &str
         index::remove_summary(conn, index, id, &content)?;
         conn.prepare_cached("DELETE FROM summaries WHERE id = ?1")?.execute([id])?;
     }
-    Ok(())
+    super::facts::delete(conn, session_id)
 }
 
 impl Store {

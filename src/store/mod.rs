@@ -9,6 +9,7 @@
 //! - Every user value is bound, never formatted into SQL.
 
 mod candidates;
+mod facts;
 mod forget;
 mod index;
 mod model;
@@ -33,6 +34,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::owner_only;
 
 pub use candidates::{Candidate, Filters, HitRow, Table};
+pub use facts::Facts;
 pub use forget::{Removed, SECURE_DELETE_MAX, Selection};
 pub use index::IndexMode;
 pub use model::{
@@ -42,7 +44,7 @@ pub use rewrite::StoredText;
 pub use stats::Stats;
 pub use summary_queue::{LEARNING, QueueCounts, Queued};
 pub use sync::{Outgoing, RecordId, SyncState};
-pub use timeline::{ListedSession, Located, Recalled, Substance, Timeline, Told};
+pub use timeline::{ListedSession, Located, Recalled, Timeline, Told};
 pub use tombstone::{Tombstone, fingerprint};
 pub use transfer::{ExportRecord, ExternalKey, ImportReport, Records};
 pub use vectors::{Unembedded, VectorCounts, VectorModel};

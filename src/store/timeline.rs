@@ -1,10 +1,11 @@
 //! Reads that are not searches: timelines, sessions, summaries, observations by id.
 
 use anyhow::{Result, bail};
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
-use super::{Kind, Observation, PRIVATE_PLACEHOLDER, Session, SessionDetail, Store, Summary, SummaryLevel};
+use super::facts::{self, Facts, asked_without_work};
+use super::{Observation, PRIVATE_PLACEHOLDER, Session, SessionDetail, Store, Summary, SummaryLevel};
 
 /// The observations around one observation, in its session.
 #[derive(Debug, Clone, Serialize)]
@@ -27,41 +28,9 @@ const SESSIONS_CONSIDERED: i64 = 50;
 /// returns.
 const SUMMARIES_LOOKBACK: usize = 4;
 
-/// How many public rows `substance` reads at most: enough to tell work
-/// from chatter, and bounded for a hook.
-const SUBSTANCE_ROWS: i64 = 400;
-
-/// How much of each prompt `substance` keeps.
-const SUBSTANCE_PROMPT_CHARS: i64 = 300;
-
 /// How much of its first prompt `listed_sessions` reads to name a session:
 /// a list shows a line, and a pasted log can run to megabytes.
 const LISTED_PROMPT_CHARS: i64 = 300;
-
-/// What a session did, by the kinds of its rows.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Substance {
-    /// Tool calls that completed (edits, commands, reads), other than
-    /// calls to trae-mem itself.
-    pub tool_calls: u64,
-    /// Tool calls that failed.
-    pub errors: u64,
-    /// Decisions, and rows of kinds a plugin or `trae_mem_log` named.
-    pub stated: u64,
-    /// The model's answers.
-    pub answers: u64,
-    /// Characters of the prompts and answers.
-    pub talk_chars: u64,
-    /// The prompts, each cut to its first `SUBSTANCE_PROMPT_CHARS`.
-    pub prompts: Vec<String>,
-}
-
-impl Substance {
-    /// Nothing public is left: retention or a forget took the rows.
-    pub fn is_empty(&self) -> bool {
-        *self == Substance::default()
-    }
-}
 
 /// A session to tell the next one about.
 #[derive(Debug, Clone)]
@@ -72,6 +41,8 @@ pub struct Told {
     pub last_active: i64,
     /// It has no brief summary, or went on after it was written.
     pub stale: bool,
+    /// What it did, as of its summaries; none before they were kept.
+    pub facts: Option<Facts>,
 }
 
 impl Told {
@@ -120,16 +91,6 @@ pub(super) fn session(row: &Row<'_>) -> rusqlite::Result<Session> {
     })
 }
 
-/// All observations of a session in order, private content shown only if `reveal`.
-pub(super) fn session_observations(conn: &Connection, session_id: &str, reveal: bool) -> Result<Vec<Observation>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"
-    ))?;
-    let observations =
-        stmt.query_map([session_id], |row| observation(row, reveal))?.collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(observations)
-}
-
 /// A public observation with its session's project: what a live feed shows.
 #[derive(Debug, Clone)]
 pub struct Located {
@@ -150,9 +111,14 @@ const LOCATED_COLUMNS: &str =
 pub struct Recalled {
     pub summary: Summary,
     pub author: Option<String>,
+    /// What its session asked (a JSON list), when it ran no tool and met no
+    /// error (see `Facts`); the rest of its facts are read for the few told
+    /// (`Store::facts_of`).
+    pub asked_without_work: Option<String>,
 }
 
-/// A detailed summary read as `session_id, created_at, content, author`.
+/// A detailed summary read as `session_id, created_at, content, author,
+/// asked_without_work`.
 fn recalled(row: &Row<'_>) -> rusqlite::Result<Recalled> {
     Ok(Recalled {
         summary: Summary {
@@ -162,6 +128,7 @@ fn recalled(row: &Row<'_>) -> rusqlite::Result<Recalled> {
             content: row.get(2)?,
         },
         author: row.get(3)?,
+        asked_without_work: row.get(4)?,
     })
 }
 
@@ -312,37 +279,6 @@ impl Store {
         Ok(observations)
     }
 
-    /// What a session did, read from its first `SUBSTANCE_ROWS` public rows.
-    pub fn substance(&self, session_id: &str) -> Result<Substance> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT kind, length(content), substr(content, 1, ?3), content LIKE 'trae-mem %'
-               FROM observations WHERE session_id = ?1 AND private = 0 ORDER BY ts LIMIT ?2",
-        )?;
-        let mut substance = Substance::default();
-        let mut rows = stmt.query(params![session_id, SUBSTANCE_ROWS, SUBSTANCE_PROMPT_CHARS])?;
-        while let Some(row) = rows.next()? {
-            let kind: String = row.get(0)?;
-            let chars = row.get::<_, i64>(1)? as u64;
-            // A command that runs trae-mem asks memory; it is not work.
-            let asks_memory: bool = row.get(3)?;
-            match Kind::from(kind.as_str()) {
-                Kind::Tool if !asks_memory => substance.tool_calls += 1,
-                Kind::Error => substance.errors += 1,
-                Kind::Decision | Kind::Other(_) => substance.stated += 1,
-                Kind::Response => {
-                    substance.answers += 1;
-                    substance.talk_chars += chars;
-                }
-                Kind::User => {
-                    substance.talk_chars += chars;
-                    substance.prompts.push(row.get(2)?);
-                }
-                Kind::Tool | Kind::Note | Kind::Summary => {}
-            }
-        }
-        Ok(substance)
-    }
-
     /// A session with its summaries and observations (private ones as `[PRIVATE]`).
     pub fn session_detail(&self, id_or_prefix: &str) -> Result<SessionDetail> {
         let session = self.session(id_or_prefix)?;
@@ -354,13 +290,14 @@ impl Store {
     /// The detailed summaries of the project's `limit` latest started
     /// sessions, but `exclude`: what a prompt's memories are chosen from.
     pub fn recent_summaries(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Recalled>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author')
-             FROM (SELECT id, started_at, meta_json FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
+        let mut stmt = self.conn.prepare_cached(concat!(
+            "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author'), ",
+            asked_without_work!(),
+            " FROM (SELECT id, started_at, meta_json FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
                    ORDER BY started_at DESC LIMIT ?4) s
              JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'detailed'
              ORDER BY s.started_at DESC LIMIT ?3",
-        )?;
+        ))?;
         // Sessions without a summary yet (in progress, or never ended) are
         // passed over rather than taking a place; looking no further back
         // than a few times `limit` keeps the cost bounded.
@@ -374,11 +311,12 @@ impl Store {
     /// The detailed summaries of `sessions`, those that have one, in no
     /// particular order: the sessions a prompt's meaning found.
     pub fn detailed_summaries(&self, sessions: &[&str]) -> Result<Vec<Recalled>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author')
-             FROM summaries sm JOIN sessions s ON s.id = sm.session_id
+        let mut stmt = self.conn.prepare_cached(concat!(
+            "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author'), ",
+            asked_without_work!(),
+            " FROM summaries sm JOIN sessions s ON s.id = sm.session_id
              WHERE sm.session_id IN (SELECT value FROM json_each(?1)) AND sm.level = 'detailed'",
-        )?;
+        ))?;
         let ids = serde_json::to_string(sessions)?;
         let rows = stmt.query_map([ids], recalled)?.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
@@ -394,10 +332,11 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {SESSION_COLUMNS}, sm.content, sm.created_at,
                     coalesce((SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0),
-                             sm.created_at) AS active
+                             sm.created_at) AS active, f.facts
              FROM (SELECT * FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
                    ORDER BY started_at DESC LIMIT ?3) s
              LEFT JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
+             LEFT JOIN session_facts f ON f.session_id = s.id
              WHERE active IS NOT NULL
              ORDER BY active DESC LIMIT ?4"
         ))?;
@@ -410,6 +349,7 @@ impl Store {
                     brief: row.get(6)?,
                     last_active,
                     stale: summarized_at.is_none_or(|at| at < last_active),
+                    facts: facts::parse(row.get(9)?),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -282,7 +282,14 @@ pub(super) fn import_record(writer: &Writer<'_>, record: &ExportRecord, report: 
                 summary.created_at,
                 true,
             )?;
-            if written { report.summaries += 1 } else { report.duplicates += 1 }
+            if written {
+                // New summaries, new facts: `summarize::fill_facts` takes
+                // them from the rows once the records are in.
+                super::facts::delete(conn, &summary.session_id)?;
+                report.summaries += 1;
+            } else {
+                report.duplicates += 1;
+            }
         }
     }
     Ok(())

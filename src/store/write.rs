@@ -5,7 +5,7 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use super::{IndexMode, Kind, Observation, Store, SummaryLevel, index};
+use super::{IndexMode, Kind, Store, SummaryLevel, index};
 
 /// Identifies a client's session: the same triple always maps to the same
 /// local session, across processes and restarts.
@@ -174,11 +174,6 @@ impl<'a> Writer<'a> {
             .prepare_cached("UPDATE sessions SET ended_at = NULL WHERE id = ?1 AND ended_at IS NOT NULL")?
             .execute([session_id])?;
         Ok(())
-    }
-
-    /// A session's observations in order, private ones as `[PRIVATE]`.
-    pub fn session_observations(&self, session_id: &str) -> Result<Vec<Observation>> {
-        super::timeline::session_observations(self.conn, session_id, false)
     }
 
     /// Records an observation, indexing it unless private, and returns its id.

@@ -100,10 +100,10 @@ fn one(store: &mut Store, home: &Path, queued: &Queued) -> Result<Outcome> {
         store.write(|w| w.summary_over_budget(&session_id, until))?;
         return Ok(Outcome::OverBudget { session_id, until });
     }
-    let facts = super::facts(store, &session_id)?;
+    let told = super::facts_for_plugin(store, &session_id)?;
     let plugins = Plugins::new(std::slice::from_ref(&plugin), &settings, home, true);
     let limit = Duration::from_millis(settings.timeout_ms);
-    let summary = match plugins.summarize(&plugin, &facts, &sent, Some(limit)) {
+    let summary = match plugins.summarize(&plugin, &told, &sent, Some(limit)) {
         Ok(summary) => summary,
         Err(err) => return failed(store, format!("{err:#}")),
     };
@@ -114,7 +114,8 @@ fn one(store: &mut Store, home: &Path, queued: &Queued) -> Result<Outcome> {
         Summaries { brief: clip(&summary.brief, BRIEF_CHARS), detailed: clip(&summary.detailed, DETAILED_CHARS) };
     let at = now_ms();
     store.write(|w| {
-        super::write(w, &session_id, &summaries, Some(&summary.learnings), at)?;
+        let facts = super::facts::of(&observations);
+        super::write(w, &session_id, &summaries, &facts, Some(&summary.learnings), at)?;
         w.summary_done(&session_id, &day, tokens)
     })?;
     Ok(Outcome::Summarized { session_id, by: plugin.name, tokens, learnings: summary.learnings.len() })
