@@ -321,6 +321,35 @@ fn forget_needs_this_processs_token_and_its_origin() {
     assert_eq!(count(&home, "SELECT count(*) FROM tombstones WHERE kind = 'session'"), 1);
 }
 
+#[test]
+fn a_session_page_shows_the_files_touched_the_tools_run_and_what_failed() {
+    let home = Home::new();
+    let viewer = Viewer::start(&home);
+    let sid = "s-facts";
+    claude_code_hook(&home, sid, "UserPromptSubmit", json!({"prompt": "make the importer stop flaking"})).ok();
+    claude_code_hook(
+        &home,
+        sid,
+        "PostToolUse",
+        json!({"tool_name": "Edit", "tool_use_id": "t1",
+               "tool_input": {"file_path": "src/import.rs", "old_string": "BEGIN", "new_string": "BEGIN IMMEDIATE"},
+               "tool_response": {"filePath": "src/import.rs"}}),
+    )
+    .ok();
+    claude_code_hook(
+        &home,
+        sid,
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "tool_use_id": "t2", "tool_input": {"command": "cargo test"}, "error": "Exit code 101"}),
+    )
+    .ok();
+    claude_code_hook(&home, sid, "SessionEnd", json!({"reason": "exit"})).ok();
+    let page = viewer.page(&format!("/session/{}", session_of(&home, sid)));
+    assert!(page.contains("<dt>files</dt><dd><code>src/import.rs</code>"), "{page}");
+    assert!(page.contains("<dt>tools</dt><dd>Edit ×1</dd>"), "{page}");
+    assert!(page.contains("<dt>failed</dt><dd><div>Bash: Exit code 101</div>"), "{page}");
+}
+
 /// Text that would run as script if a page put it in as markup.
 const HOSTILE: &str = "<script>alert('xss')</script> <img src=x onerror=alert(1)> \"><svg onload=alert(2)>";
 

@@ -212,6 +212,8 @@ pub async fn session(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) 
         let detail = store.session_detail(&id).map_err(|e| PageError::not_found(format!("{e:#}")))?;
         let session = &detail.session;
         let observations: Vec<&Observation> = detail.observations.iter().filter(|o| !o.private).collect();
+        let facts = store.facts_of(&[session.id.as_str()])?.remove(&session.id).unwrap_or_default();
+        let tools: Vec<String> = facts.tool_counts.iter().map(|(tool, n)| format!("{tool} ×{n}")).collect();
         let body = html! {
             div.bar {
                 h1 { (session_label(&session.id)) }
@@ -224,6 +226,15 @@ pub async fn session(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) 
                 dt { "ended" } dd { (session.ended_at.map_or("not yet".to_owned(), timefmt::local_minute)) }
                 @if let Some(client) = session.meta.get("client").and_then(|c| c.as_str()) {
                     dt { "client" } dd { (client) }
+                }
+                @if !tools.is_empty() {
+                    dt { "tools" } dd { (tools.join(", ")) }
+                }
+                @if !facts.files.is_empty() {
+                    dt { "files" } dd { @for file in &facts.files { code { (file) } " " } }
+                }
+                @if !facts.failed.is_empty() {
+                    dt { "failed" } dd { @for failure in &facts.failed { div { (failure) } } }
                 }
             }
             h2 { "Summaries" }
