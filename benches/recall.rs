@@ -15,9 +15,7 @@
 //! generated rows, newer than the labelled ones, as distractors, and also
 //! prints search times. `--store DIR` keeps the store with its vectors in
 //! DIR, and a later run with the same DIR reuses it. `--half tuning` (or
-//! `held-out`) runs one half of the queries. `--static` also measures the
-//! static-table route of issue #25 (distilling the table takes minutes on
-//! two cores; a `--store` DIR keeps it for the next run).
+//! `held-out`) runs one half of the queries.
 
 #[path = "support/corpus.rs"]
 mod corpus;
@@ -116,21 +114,11 @@ fn recall_set(args: &[String]) -> anyhow::Result<()> {
         all_rows.extend(generated_rows(&dir.join("padding.jsonl"))?);
     }
     let textbook = Textbook::new(all_rows.iter().cloned())?;
-    let statics = match args.iter().any(|a| a == "--static") {
-        true => Some(Statics::new(embedder, &dir.join("static-table.bin"), &all_rows, &dir.join(DB_FILE))?),
-        false => None,
-    };
-    score_halves(args, &fixtures, &store, &textbook, statics.as_ref())
+    score_halves(args, &fixtures, &store, &textbook)
 }
 
 /// Each half of a set's queries, scored and printed.
-fn score_halves(
-    args: &[String],
-    fixtures: &std::path::Path,
-    store: &Store,
-    textbook: &Textbook,
-    statics: Option<&Statics>,
-) -> anyhow::Result<()> {
+fn score_halves(args: &[String], fixtures: &std::path::Path, store: &Store, textbook: &Textbook) -> anyhow::Result<()> {
     let only = flag(args, "--half");
     for (name, file) in QUERY_SETS {
         let path = fixtures.join(file);
@@ -139,7 +127,7 @@ fn score_halves(
         }
         let queries: Vec<Labelled> = read_lines(&path)?;
         println!("\n{name} ({file}, {} queries):", queries.len());
-        let misses = score(store, textbook, statics, &queries)?;
+        let misses = score(store, textbook, &queries)?;
         // The held-out half's misses stay unseen: reading them is tuning.
         if file == QUERY_SETS[0].1 && args.iter().any(|a| a == "--misses") {
             println!("queries with nothing relevant in the first {RECALL_AT}:");
@@ -181,7 +169,7 @@ fn sessions_set(args: &[String]) -> anyhow::Result<()> {
     }
     if !args.iter().any(|a| a == "--prompts-only") {
         let textbook = Textbook::new(rows.iter().map(|r| (row_id(&r.id), r.text.clone())))?;
-        score_halves(args, &fixtures, &store, &textbook, None)?;
+        score_halves(args, &fixtures, &store, &textbook)?;
     }
     println!("\nprompt memory, words and meaning:");
     prompts::score(&store, &projects, &cases, half)?;
@@ -221,22 +209,12 @@ const QUERY_SETS: [(&str, &str); 2] = [("tuning half", "queries.jsonl"), ("held-
 /// fused by reciprocal rank with the paper's constant and equal weights.
 const SYSTEMS: [&str; 4] = ["trae-mem", "BM25", "dense", "hybrid"];
 
-/// With `--static`, issue #25's other route beside them: a table distilled
-/// from the same model (`embed::StaticTable`) alone, fused with BM25 alike,
-/// and its query vector against the encoder's stored row vectors.
-const STATIC_SYSTEMS: [&str; 4] = ["static", "st+BM25", "st>dense", "sd+BM25"];
-
 /// How deep each list goes into the hybrid baseline.
 const HYBRID_DEPTH: usize = 50;
 
 /// Runs every query, prints a table by category, and returns the queries
 /// with nothing relevant in the first `RECALL_AT` hits.
-fn score(
-    store: &Store,
-    textbook: &Textbook,
-    statics: Option<&Statics>,
-    queries: &[Labelled],
-) -> anyhow::Result<Vec<String>> {
+fn score(store: &Store, textbook: &Textbook, queries: &[Labelled]) -> anyhow::Result<Vec<String>> {
     let mut by_category: BTreeMap<&str, Scores> = BTreeMap::new();
     let mut misses = Vec::new();
     let summarized = store.conn().query_row("SELECT count(*) FROM summaries", [], |r| r.get::<_, i64>(0))? > 0;
@@ -280,17 +258,10 @@ fn score(
         if !found.iter().take(RECALL_AT).any(|id| relevant.contains(id)) {
             misses.push(format!("  [{}] {}", labelled.category, labelled.query));
         }
-        let mut lists = vec![found, textbook.clone(), dense, hybrid];
-        if let Some(statics) = statics {
-            let (near, across) = statics.nearest(&labelled.query, HYBRID_DEPTH);
-            let (near_hybrid, across_hybrid) =
-                (reciprocal_rank_fusion(&textbook, &near), reciprocal_rank_fusion(&textbook, &across));
-            lists.extend([near, near_hybrid, across, across_hybrid]);
-        }
+        let lists = vec![found, textbook, dense, hybrid];
         by_category.entry(labelled.category.as_str()).or_default().add(&lists, &relevant, ms);
     }
-    let systems = SYSTEMS.iter().chain(statics.map_or(&[][..], |_| &STATIC_SYSTEMS[..]));
-    let columns: Vec<String> = systems.map(|s| format!("{s:>9}")).collect();
+    let columns: Vec<String> = SYSTEMS.iter().map(|s| format!("{s:>9}")).collect();
     println!(
         "{:<11} {:>7} recall@5: {} MRR@10: {} {:>8}",
         "category",
@@ -427,82 +398,6 @@ impl Textbook {
         let ids = stmt.query_map((words.join(" OR "), limit as i64), |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         Ok(ids)
     }
-}
-
-/// The static route: every row's vector from the distilled table, and a
-/// query's nearest rows among them by cosine.
-struct Statics {
-    embedder: &'static embed::Embedder,
-    table: embed::StaticTable,
-    rows: Vec<(i64, Vec<f32>)>,
-    /// The transformer's stored vectors of the rows, packed.
-    stored: Vec<(i64, Vec<u8>)>,
-}
-
-impl Statics {
-    /// Distills the table, or reads it from `cache` (a `--store` DIR
-    /// keeps it, as it keeps the vectors).
-    fn new(
-        embedder: &'static embed::Embedder,
-        cache: &std::path::Path,
-        rows: &[(i64, String)],
-        db: &std::path::Path,
-    ) -> anyhow::Result<Self> {
-        let conn = rusqlite::Connection::open(db)?;
-        let stored = conn
-            .prepare("SELECT row_id, embedding FROM vectors WHERE source = 0")?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let started = Instant::now();
-        let table = match std::fs::read(cache).ok().and_then(|b| embed::StaticTable::from_bytes(&b)) {
-            Some(table) => table,
-            None => {
-                let threads = std::thread::available_parallelism().map_or(1, usize::from);
-                let table = embedder.distill(threads, &|done| {
-                    if done % 4096 < 64 {
-                        eprint!("\rdistilling the static table: {done} pieces");
-                    }
-                });
-                eprintln!();
-                std::fs::write(cache, table.to_bytes())?;
-                table
-            }
-        };
-        let distilled = started.elapsed().as_secs_f64();
-        let started = Instant::now();
-        let rows: Vec<(i64, Vec<f32>)> =
-            rows.iter().map(|(id, text)| (*id, embedder.embed_static(&table, text))).collect();
-        let embedded = started.elapsed().as_secs_f64();
-        let query = "why does the cache evict hot keys under load";
-        let started = Instant::now();
-        for _ in 0..1000 {
-            std::hint::black_box(embedder.embed_static(&table, query));
-        }
-        println!(
-            "static table: distilled in {distilled:.1} s; {} rows embedded in {embedded:.2} s; a query in {:.1} µs",
-            rows.len(),
-            started.elapsed().as_secs_f64() * 1e3
-        );
-        Ok(Statics { embedder, table, rows, stored })
-    }
-
-    /// The rows nearest `query`'s static vector by their static vectors,
-    /// and by the encoder's stored vectors (whether a microsecond query
-    /// can search what the encoder stored: both are means of its states).
-    fn nearest(&self, query: &str, limit: usize) -> (Vec<i64>, Vec<i64>) {
-        let query = self.embedder.embed_static(&self.table, query);
-        let by_table = self.rows.iter().map(|(id, v)| (v.iter().zip(&query).map(|(a, b)| a * b).sum(), *id));
-        let across = embed::stored::Query::new(&query);
-        let by_encoder = self.stored.iter().filter_map(|(id, packed)| Some((across.similarity(packed)?, *id)));
-        (first(by_table, limit), first(by_encoder, limit))
-    }
-}
-
-/// The ids of the `limit` highest scores.
-fn first(scored: impl Iterator<Item = (f32, i64)>, limit: usize) -> Vec<i64> {
-    let mut scored: Vec<(f32, i64)> = scored.collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(limit).map(|(_, id)| id).collect()
 }
 
 /// The observations of a generated export, each with an id of its own

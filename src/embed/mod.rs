@@ -24,7 +24,6 @@ mod hf;
 mod image;
 mod quant;
 pub mod stored;
-mod table;
 mod tokenize;
 mod worker;
 
@@ -40,7 +39,6 @@ use quant::Kernel;
 use tokenize::Tokenizer;
 
 pub use choice::{configured, load, of_store};
-pub use table::StaticTable;
 pub use worker::{lock_path, queue_path, start_after_writing, start_in_background};
 
 /// The built-in model, `models/multilingual-e5-small-q4.e5s`.
