@@ -141,16 +141,21 @@ fn head_tail_sampler_keeps_the_edges_and_the_errors_of_a_large_output() {
     assert_eq!(rows(&home)[1].2, Vec::<String>::new());
 }
 
-#[test]
-fn the_sectioned_summarizer_replaces_the_built_in_one() {
-    let home = Home::new();
+/// Declares the sectioned-summarizer example as the project's summarizer.
+fn declare_the_sectioned_summarizer(home: &Home) {
     declare(
-        &home,
+        home,
         &format!(
             "[summarize]\nsummarizer = \"sections\"\n{}",
             entry("sections", "sectioned_summarizer", "summarizer", "", "")
         ),
     );
+}
+
+#[test]
+fn the_sectioned_summarizer_replaces_the_built_in_one() {
+    let home = Home::new();
+    declare_the_sectioned_summarizer(&home);
     let sid = json!("s");
     for payload in [
         json!({"hook_event_name": "UserPromptSubmit", "prompt": "Make the import survive a busy database"}),
@@ -175,13 +180,7 @@ fn the_sectioned_summarizer_replaces_the_built_in_one() {
 #[test]
 fn a_session_the_sectioned_summarizer_wrote_is_told_and_folded_as_a_built_in_one_is() {
     let home = Home::new();
-    declare(
-        &home,
-        &format!(
-            "[summarize]\nsummarizer = \"sections\"\n{}",
-            entry("sections", "sectioned_summarizer", "summarizer", "", "")
-        ),
-    );
+    declare_the_sectioned_summarizer(&home);
     let run = |sid: &str, payload: Value| -> Run {
         let mut p = payload;
         p["session_id"] = json!(sid);

@@ -89,14 +89,7 @@ fn prompt_memory_for_a_related_prompt_carries_what_was_asked_and_the_whole_concl
     hook(&home, "fix", "Stop", json!({"last_assistant_message": concluded})).ok();
     hook(&home, "fix", "SessionEnd", json!({"reason": "exit"})).ok();
 
-    let run = hook(
-        &home,
-        "again",
-        "UserPromptSubmit",
-        json!({"prompt": "the app crashes on startup again when the config file is missing"}),
-    )
-    .ok();
-    let memory = run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned();
+    let memory = prompt_memory(&home, "again", "the app crashes on startup again when the config file is missing");
     assert!(memory.contains(&format!("Concluded: {concluded}")), "the whole conclusion:\n{memory}");
     assert!(memory.contains("Asked: The app crashes on startup when the config file is missing."), "{memory}");
     assert!(memory.chars().count() <= 1500, "within the default budget: {}", memory.chars().count());
@@ -140,6 +133,12 @@ fn session_start_tells_the_fix_and_folds_five_trivial_sessions_after_it_into_one
         context.lines().filter(|l| trivial.iter().any(|q| l.contains(&format!("“{q}”")))).collect();
     assert_eq!(trivial_lines.len(), 1, "the trivial sessions take one line:\n{context}");
     assert!(trivial_lines[0].contains("5 sessions that only talked"), "{context}");
+}
+
+/// What session `sid` is told with `prompt`, or "" for nothing.
+fn prompt_memory(home: &Home, sid: &str, prompt: &str) -> String {
+    let run = hook(home, sid, "UserPromptSubmit", json!({ "prompt": prompt })).ok();
+    run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned()
 }
 
 /// The fix, then four sessions that asked memory how it was fixed, in the
@@ -231,14 +230,7 @@ fn a_repeated_memory_question_does_not_outrank_its_answer_in_search_or_mcp() {
 #[test]
 fn prompt_memory_tells_the_fix_not_the_sessions_that_asked_about_it() {
     let home = a_fix_and_four_sessions_asking_how();
-    let run = hook(
-        &home,
-        "next",
-        "UserPromptSubmit",
-        json!({"prompt": "the config file is missing again and it crashes, how did we fix it?"}),
-    )
-    .ok();
-    let memory = run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    let memory = prompt_memory(&home, "next", "the config file is missing again and it crashes, how did we fix it?");
     assert!(memory.contains("load_config now falls back to the defaults"), "{memory}");
     assert!(!memory.contains("Memory says"), "the sessions that only asked are not told:\n{memory}");
 }
@@ -267,14 +259,7 @@ fn a_store_from_before_session_facts_gets_them_from_gc_and_prompt_memory_reads_t
     assert_eq!(fix["files"], json!(["src/config.rs"]), "{fix}");
     // A second gc has nothing left to do.
     assert_eq!(home.run(&["gc", "--json"], None).ok().json()["facts_written"], 0);
-    let run = hook(
-        &home,
-        "next",
-        "UserPromptSubmit",
-        json!({"prompt": "the config file is missing again, how did we fix it?"}),
-    )
-    .ok();
-    let memory = run.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned();
+    let memory = prompt_memory(&home, "next", "the config file is missing again, how did we fix it?");
     assert!(memory.contains(&format!("Concluded: {FIX}")), "{memory}");
     assert!(!memory.contains("Memory says"), "the sessions that only asked are not told:\n{memory}");
 }

@@ -118,18 +118,17 @@ fn heading(told: &Told) -> String {
 /// the hook's catch-up stores, and one without facts yet by its facts as
 /// its rows stand: this only reads.
 fn to_tell(store: &Store, told: &Told) -> Result<Option<(String, Option<String>, Facts)>> {
-    let now = match (&told.facts, told.stale) {
-        (Some(_), false) => None,
-        _ => Some(summarize::as_it_stands(store, &told.session.id)?),
+    let facts = match &told.facts {
+        Some(facts) if !told.stale => facts.clone(),
+        _ => {
+            let (now, facts) = summarize::as_it_stands(store, &told.session.id)?;
+            if let (true, Some(now)) = (told.stale, now) {
+                return Ok(Some((now.brief, Some(now.detailed), facts)));
+            }
+            facts
+        }
     };
-    if let (true, Some((Some(summaries), facts))) = (told.stale, &now) {
-        return Ok(Some((summaries.brief.clone(), Some(summaries.detailed.clone()), facts.clone())));
-    }
     let Some(brief) = told.brief.clone() else { return Ok(None) };
-    let facts = match now {
-        Some((_, facts)) => facts,
-        None => told.facts.clone().unwrap_or_default(),
-    };
     let detailed =
         store.summaries(&told.session.id)?.into_iter().find(|s| s.level == crate::store::SummaryLevel::Detailed);
     Ok(Some((brief, detailed.map(|d| d.content), facts)))
