@@ -211,7 +211,7 @@ pub fn for_prompt(
     let mut recalled = store.recent_summaries(project, current, PROMPT_SESSIONS)?;
     // A session that only asked memory restates what memory holds: the
     // session that did the work is told instead.
-    recalled.retain(|r| !r.asked_without_work.as_deref().is_some_and(asking::all_ask_memory));
+    recalled.retain(|r| !only_asked_memory(r));
     let by_words = by_words(&query, &recalled);
     let near = near.wait(store)?;
     let standing = standing(&near);
@@ -223,7 +223,7 @@ pub fn for_prompt(
         .filter(|session| recalled.iter().all(|r| r.summary.session_id != *session))
         .collect();
     let found = store.detailed_summaries(&missing)?;
-    recalled.extend(found.into_iter().filter(|r| !r.asked_without_work.as_deref().is_some_and(asking::all_ask_memory)));
+    recalled.extend(found.into_iter().filter(|r| !only_asked_memory(r)));
 
     let chosen = choose(&recalled, &by_words, &standing, settings.prompt_hits);
     if chosen.is_empty() {
@@ -258,6 +258,11 @@ pub fn for_prompt(
         lines.push_str(&format!("{head}{body}\n"));
     }
     Ok(Some(clip(&format!("{PROMPT_HEADER}{lines}{footer}"), settings.prompt_budget_chars)))
+}
+
+/// The session only asked memory (see `asking::all_ask_memory`).
+fn only_asked_memory(recalled: &Recalled) -> bool {
+    recalled.asked_without_work.as_deref().is_some_and(asking::all_ask_memory)
 }
 
 /// The summaries of `recalled` ranked by the prompt's words, best first,

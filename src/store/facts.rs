@@ -41,8 +41,8 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// Nothing public was left to take facts from: retention or a forget
-    /// took the rows.
+    /// Nothing public was left to take facts from: a forget took the rows,
+    /// or retention did before the facts were taken.
     pub fn is_empty(&self) -> bool {
         *self == Facts::default()
     }
@@ -54,6 +54,7 @@ impl Facts {
 /// sessions that worked, so a hook reads no facts of theirs (the planner
 /// would take the primary key's index, and compute `worked` from each
 /// session's facts).
+///
 /// A macro, so that `concat!` can put it into the queries' literals.
 macro_rules! asked_without_work {
     () => {
