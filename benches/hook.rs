@@ -13,6 +13,8 @@
 //! interleaved with this one on the same store, and prints the ratio: a
 //! change's cost measured in one run, on one machine's load.
 
+#[path = "support/built.rs"]
+mod built;
 #[path = "support/corpus.rs"]
 mod corpus;
 #[path = "support/floor.rs"]
@@ -20,7 +22,7 @@ mod floor;
 #[path = "support/run.rs"]
 mod run;
 
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -30,7 +32,8 @@ use run::{percentile, spawn, spawn_in};
 use serde_json::json;
 use trae_mem::config::Summarize;
 use trae_mem::plugins::Plugins;
-use trae_mem::store::{DB_FILE, OpenOptions, Records, Store};
+use trae_mem::recall::{Private, Reader};
+use trae_mem::store::{DB_FILE, OpenOptions, Store};
 use trae_mem::summarize;
 
 fn main() -> anyhow::Result<()> {
@@ -52,20 +55,19 @@ fn main() -> anyhow::Result<()> {
     let export = dir.path().join("corpus.jsonl");
     corpus::Corpus::new(7).write_export(observations, &mut BufWriter::new(std::fs::File::create(&export)?))?;
     let mut store = Store::open(&home.join(DB_FILE), &OpenOptions::default())?;
-    store
-        .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
+    built::import(&mut store, &home, &export)?;
     // Every session summarized, as SessionEnd would have: a prompt recalls
     // from the summaries.
     let settings = Summarize::default();
     let builtin = Plugins::new(&[], &settings, &home, false);
-    for session in store.sessions(None, usize::MAX)? {
+    for session in Reader::new(&store, Private::Marked).sessions(None, usize::MAX)? {
         summarize::session(&mut store, &builtin, &session.id, session.ended_at.unwrap_or(session.started_at))?;
     }
     // Every memory given its vector, as the hooks' background embed gives
     // it: a prompt recalls by meaning too.
     let started = Instant::now();
     let (embedder, model) = trae_mem::embed::configured(None, &home)?;
-    let filled = trae_mem::embed::fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
+    let filled = trae_mem::embed::fill(&mut store, embedder, &model, None, &mut |_| {})?;
     store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     drop(store);
     println!(
@@ -333,7 +335,7 @@ fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) ->
     }
     drop(out);
     store.conn().execute("DELETE FROM observations WHERE id >= 900000000", [])?;
-    store.take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&file)?), progress: &mut |_| {} })?;
+    built::import(&mut store, home, &file)?;
     Ok(())
 }
 

@@ -17,20 +17,22 @@
 //! DIR, and a later run with the same DIR reuses it. `--half tuning` (or
 //! `held-out`) runs one half of the queries.
 
+#[path = "support/built.rs"]
+mod built;
 #[path = "support/corpus.rs"]
 mod corpus;
 #[path = "support/prompts.rs"]
 mod prompts;
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::json;
-use trae_mem::embed::{self, fill};
-use trae_mem::recall::{self, SearchRequest, meaning, query};
-use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store, Table};
+use trae_mem::embed;
+use trae_mem::recall::{self, Private, Reader, SearchRequest, meaning, query};
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, Store, Table};
 
 #[derive(Deserialize)]
 struct Row {
@@ -93,14 +95,11 @@ fn recall_set(args: &[String]) -> anyhow::Result<()> {
     if padding > 0 && !reused {
         let generated = dir.join("padding.jsonl");
         corpus::Corpus::new(11).write_export(padding, &mut BufWriter::new(std::fs::File::create(&generated)?))?;
-        store.take_in(Records::File {
-            input: &mut BufReader::new(std::fs::File::open(&generated)?),
-            progress: &mut |_| {},
-        })?;
+        built::import(&mut store, &dir, &generated)?;
     }
     let started = Instant::now();
     let (embedder, model) = embed::configured(None, &dir)?;
-    let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
+    let filled = embed::fill(&mut store, embedder, &model, None, &mut |_| {})?;
     let seconds = started.elapsed().as_secs_f64();
     println!(
         "vectors: {} rows embedded in {seconds:.1} s ({:.0} rows/s)",
@@ -164,7 +163,7 @@ fn sessions_set(args: &[String]) -> anyhow::Result<()> {
         prompts::score(&store, &projects, &cases, half)?;
         let started = Instant::now();
         let (embedder, model) = embed::configured(None, &dir)?;
-        let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
+        let filled = embed::fill(&mut store, embedder, &model, None, &mut |_| {})?;
         println!("\nvectors: {} rows embedded in {:.1} s", filled.embedded, started.elapsed().as_secs_f64());
     }
     if !args.iter().any(|a| a == "--prompts-only") {
@@ -180,8 +179,7 @@ fn sessions_set(args: &[String]) -> anyhow::Result<()> {
 fn import_labelled(store: &mut Store, rows: &[Row], dir: &std::path::Path) -> anyhow::Result<()> {
     let export = dir.join("labelled.jsonl");
     write_labelled(rows, &export)?;
-    store
-        .take_in(Records::File { input: &mut BufReader::new(std::fs::File::open(&export)?), progress: &mut |_| {} })?;
+    built::import(store, dir, &export)?;
     Ok(())
 }
 
@@ -190,9 +188,10 @@ fn import_labelled(store: &mut Store, rows: &[Row], dir: &std::path::Path) -> an
 fn summarize_every_session(store: &mut Store, dir: &std::path::Path) -> anyhow::Result<()> {
     let settings = trae_mem::config::Summarize::default();
     let builtin = trae_mem::plugins::Plugins::new(&[], &settings, dir, false);
-    for session in store.sessions(None, usize::MAX)? {
-        let observations = store.session_observations(&session.id, false)?;
-        let last = observations.iter().map(|o| o.ts).max().unwrap_or(session.started_at);
+    let sessions = Reader::new(store, Private::Marked).sessions(None, usize::MAX)?;
+    for session in sessions {
+        let detail = Reader::new(store, Private::Marked).session_detail(&session.id)?;
+        let last = detail.observations.iter().map(|o| o.ts).max().unwrap_or(session.started_at);
         trae_mem::summarize::session(store, &builtin, &session.id, last)?;
     }
     Ok(())

@@ -9,19 +9,21 @@
 //! `--max-row-bytes N` caps the length of the corpus's rows, `--keep` keeps
 //! the home it made, and `--store DIR` times search alone on such a home.
 
+#[path = "support/built.rs"]
+mod built;
 #[path = "support/corpus.rs"]
 mod corpus;
 #[path = "support/run.rs"]
 mod run;
 
-use std::io::{BufReader, BufWriter};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use run::percentile;
-use trae_mem::embed::{self, fill};
+use trae_mem::embed;
 use trae_mem::recall::{self, SearchRequest};
-use trae_mem::store::{DB_FILE, Filters, OpenOptions, Records, Store};
+use trae_mem::store::{DB_FILE, Filters, OpenOptions, Store};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -139,8 +141,7 @@ fn build(args: &[String], home: &Path) -> anyhow::Result<Store> {
     let index = flag("--index").map(|m| m.parse()).transpose()?;
     let mut store = Store::open(&db, &OpenOptions { index, ..OpenOptions::default() })?;
     let started = Instant::now();
-    let mut input = BufReader::with_capacity(1 << 20, std::fs::File::open(&export)?);
-    let report = store.take_in(Records::File { input: &mut input, progress: &mut |_| {} })?;
+    let report = built::import(&mut store, home, &export)?;
     let seconds = started.elapsed().as_secs_f64();
     assert_eq!(report.observations as usize, observations);
     println!(
@@ -163,7 +164,7 @@ fn build(args: &[String], home: &Path) -> anyhow::Result<Store> {
     // backfill takes and how much the file grows.
     let started = Instant::now();
     let (embedder, model) = embed::configured(None, home)?;
-    let filled = fill::fill(&mut store, embedder, &model, None, &mut |_| {})?;
+    let filled = embed::fill(&mut store, embedder, &model, None, &mut |_| {})?;
     let seconds = started.elapsed().as_secs_f64();
     store.conn().execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     let with_vectors = std::fs::metadata(&db)?.len();

@@ -201,11 +201,10 @@ fn model_summaries(loaded: &Loaded) -> Vec<Check> {
         }
     }
     let path = loaded.home.join(DB_FILE);
-    let day = crate::summarize::queue::utc_day(crate::store::now_ms());
-    let counts = match (path.exists(), day) {
-        (true, Ok(day)) => Store::open(&path, &OpenOptions::default()).and_then(|store| store.queue_counts(&day)),
-        _ => return checks,
-    };
+    if !path.exists() {
+        return checks;
+    }
+    let counts = Store::open(&path, &OpenOptions::default()).and_then(|store| crate::summarize::queue::counts(&store));
     let Ok(counts) = counts else { return checks };
     let sessions = |n: u64| if n == 1 { "1 session".to_owned() } else { format!("{n} sessions") };
     let last = counts

@@ -177,3 +177,46 @@ fn names_that_decide_control_flow_are_types_not_strings() {
         assert!(!code.contains("index_mode()?"), "{name} parses the index mode again: use config.search.index");
     }
 }
+
+/// The store's queries: the methods of `Store` and `Writer` kept to the
+/// library (`pub(crate)`), and the raw connection.
+fn store_queries() -> BTreeSet<String> {
+    let mut queries = BTreeSet::from(["conn".to_owned()]);
+    for file in files(&src().join("store")) {
+        let mut in_store = false;
+        for line in code(&file).lines() {
+            if let Some(rest) = line.strip_prefix("impl") {
+                // `impl Store`, `impl Writer<'_>`, `impl<'a> Writer<'a>`
+                let rest = rest.strip_prefix('<').map_or(rest, |r| &r[r.find('>').map_or(0, |at| at + 1)..]);
+                in_store = rest.trim_start().starts_with("Store ") || rest.trim_start().starts_with("Writer");
+            } else if in_store && let Some(rest) = line.strip_prefix("    pub(crate) fn ") {
+                queries.insert(rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect());
+            }
+        }
+    }
+    queries
+}
+
+#[test]
+fn the_front_ends_read_through_recall_and_call_no_store_query() {
+    let queries = store_queries();
+    for expected in ["timeline", "observations_by_id", "session_detail", "stats", "put_summary"] {
+        assert!(queries.contains(expected), "the store's queries were not read: {queries:?}");
+    }
+    let mut calls = Vec::new();
+    for front in ["cli", "mcp", "serve"] {
+        for file in files(&src().join(front)) {
+            let code = code(&file);
+            for query in &queries {
+                for (at, _) in code.match_indices(&format!(".{query}(")) {
+                    // The receiver: `store`, `store()` or `memory.store()`.
+                    let before = code[..at].trim_end();
+                    if before.ends_with("store") || before.ends_with("store()") {
+                        calls.push(format!("{}: .{query}(", file.strip_prefix(src()).unwrap().display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(calls.is_empty(), "front ends call store queries (read through recall::Reader): {calls:#?}");
+}

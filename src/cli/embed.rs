@@ -8,7 +8,7 @@ use indicatif::ProgressBar;
 use serde_json::json;
 
 use super::{Env, output};
-use trae_mem::embed::{self, fill};
+use trae_mem::embed;
 
 /// Give stored memories their vectors, so that search finds them by meaning.
 ///
@@ -57,10 +57,10 @@ impl Cmd {
         }
         let (embedder, model) = embed::configured(loaded.config.search.model.as_deref(), &loaded.home)?;
         let show = !self.background && !self.json && std::io::stderr().is_terminal();
-        let bar = if show { ProgressBar::new(store.vector_counts()?.pending) } else { ProgressBar::hidden() };
-        let filled = fill::fill(&mut store, embedder, &model, None, &mut |done| bar.set_position(done))?;
+        let bar = if show { ProgressBar::new(embed::vector_counts(&store)?.pending) } else { ProgressBar::hidden() };
+        let filled = embed::fill(&mut store, embedder, &model, None, &mut |done| bar.set_position(done))?;
         bar.finish_and_clear();
-        let counts = store.vector_counts()?;
+        let counts = embed::vector_counts(&store)?;
         if self.json {
             return output::json(&json!({"model": model.id, "embedded": filled.embedded,
                                         "pending": counts.pending, "finished": filled.finished}));

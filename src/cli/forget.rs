@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
 use trae_mem::forget::{self, Forgotten, Plan};
+use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{Filters, Kind, Selection, Store};
 use trae_mem::timefmt;
 
@@ -108,7 +109,11 @@ impl Cmd {
             .iter()
             .map(|id| output::observation_id(id).map_err(anyhow::Error::msg))
             .collect::<Result<Vec<_>>>()?;
-        let session = self.session.as_deref().map(|s| store.session(s).map(|s| s.id)).transpose()?;
+        let session = self
+            .session
+            .as_deref()
+            .map(|s| Reader::new(store, Private::Marked).session(s).map(|s| s.id))
+            .transpose()?;
         Ok(Selection {
             ids,
             filters: Filters {
@@ -146,13 +151,12 @@ impl Cmd {
         let colour = output::colour();
         let mut table = output::Table::new();
         let listed = &plan.observations[..plan.observations.len().min(LISTED)];
-        for obs in store.observations_by_id(listed)? {
-            let content = if obs.private { "[PRIVATE]".to_owned() } else { output::one_line(&obs.content, 80) };
+        for obs in Reader::new(store, Private::Marked).observations(listed)? {
             table.row(vec![
                 styled(format!("#{}", obs.id), Style::Cyan),
                 styled(timefmt::local_minute(obs.ts), Style::Dim),
                 plain(obs.kind.to_string()),
-                plain(content),
+                plain(output::one_line(&obs.content, 80)),
             ]);
         }
         table.print(colour)?;

@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Env, output};
 use trae_mem::bulk;
+use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{DB_FILE, Records};
 
 /// Read a file written by `trae-mem export`.
@@ -47,7 +48,7 @@ impl Cmd {
             Ok(taken) => taken,
             // An import that stored nothing leaves no database it created:
             // read commands go on saying there is no memory here.
-            Err(err) if created && store.holds_nothing().unwrap_or(false) => {
+            Err(err) if created && Reader::new(&store, Private::Marked).holds_nothing().unwrap_or(false) => {
                 if let Err(left) = store.discard() {
                     eprintln!("trae-mem: warning: cannot remove the empty database {}: {left:#}", db.display());
                 }
@@ -79,7 +80,7 @@ impl Cmd {
         // skips it.
         let pending = match report.observations + report.summaries {
             0 => 0,
-            _ => store.vector_counts()?.pending,
+            _ => trae_mem::embed::vector_counts(&store)?.pending,
         };
         if pending > 0 {
             trae_mem::embed::start_after_writing(&loaded.home);

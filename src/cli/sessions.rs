@@ -5,6 +5,7 @@ use clap::Args;
 
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
+use trae_mem::recall::{Private, Reader};
 use trae_mem::store::Session;
 use trae_mem::timefmt;
 
@@ -26,12 +27,13 @@ impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_to_read()?;
         let project = project_arg(self.project.as_deref())?;
-        let sessions = store.sessions(project.as_deref(), self.limit)?;
+        let reader = Reader::new(&store, Private::Marked);
+        let sessions = reader.sessions(project.as_deref(), self.limit)?;
         if self.json {
             return output::json(&sessions);
         }
         if sessions.is_empty() {
-            let others = store.project_names()?.len();
+            let others = reader.project_names()?.len();
             match project {
                 Some(project) if others > 0 => eprintln!(
                     "project {project} has no sessions; {} other project{} {} (`trae-mem sessions` lists them all)",

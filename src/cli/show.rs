@@ -5,6 +5,7 @@ use clap::Args;
 
 use super::Env;
 use super::output::{self, Style, paint};
+use trae_mem::recall::{Private, Reader};
 use trae_mem::timefmt;
 
 /// Print one session, or one observation, in full.
@@ -24,11 +25,12 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_to_read()?;
+        let reader = Reader::new(&store, Private::Marked);
         if self.session.starts_with('#') {
             let id = output::observation_id(&self.session).map_err(anyhow::Error::msg)?;
-            return self.observation(&store, id);
+            return self.observation(&reader, id);
         }
-        let detail = store.session_detail(&self.session)?;
+        let detail = reader.session_detail(&self.session)?;
         if self.json {
             return output::json(&detail);
         }
@@ -64,8 +66,8 @@ impl Cmd {
     }
 
     /// Prints observation `id` whole, with the session it belongs to.
-    fn observation(&self, store: &trae_mem::store::Store, id: i64) -> Result<()> {
-        let Some(obs) = store.observations_by_id(&[id])?.into_iter().next() else {
+    fn observation(&self, reader: &Reader, id: i64) -> Result<()> {
+        let Some(obs) = reader.observation(id)? else {
             bail!("no observation has id {id}; `trae-mem search` shows ids");
         };
         if self.json {

@@ -9,7 +9,8 @@ use super::output::{self, Style, plain, styled};
 use trae_mem::config::Retention;
 use trae_mem::forget::retention;
 use trae_mem::ingest::Spool;
-use trae_mem::store::{QueueCounts, Stats, now_ms};
+use trae_mem::recall::{Private, Reader};
+use trae_mem::store::{QueueCounts, Stats};
 use trae_mem::summarize::queue;
 use trae_mem::timefmt;
 
@@ -61,7 +62,7 @@ impl From<&Retention> for RetentionOutput {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (loaded, store) = env.open_to_read()?;
-        let stats = store.stats()?;
+        let stats = Reader::new(&store, Private::Marked).stats()?;
         let spool = Spool::new(&loaded.home);
         let out = Output {
             store: &stats,
@@ -70,7 +71,7 @@ impl Cmd {
             gc_finished_at: retention::last_finished(&store)?,
             retention: (&loaded.config.retention).into(),
             model_summaries: ModelSummaries {
-                queue: store.queue_counts(&queue::utc_day(now_ms())?)?,
+                queue: queue::counts(&store)?,
                 max_tokens_per_day: loaded.config.summarize.max_tokens_per_day,
             },
         };

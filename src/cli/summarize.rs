@@ -9,6 +9,7 @@ use indicatif::ProgressBar;
 
 use super::{Env, output};
 use trae_mem::background;
+use trae_mem::recall::{Private, Reader};
 use trae_mem::store::now_ms;
 use trae_mem::summarize::{self, queue};
 
@@ -61,10 +62,9 @@ impl Cmd {
             background::wait_for_lock(&lock).with_context(|| format!("cannot lock {}", path.display()))?;
         }
         if self.now {
-            store.summaries_due_now(now_ms())?;
+            queue::all_due_now(&store)?;
         }
-        let day = queue::utc_day(now_ms())?;
-        let waiting = store.queue_counts(&day)?.pending;
+        let waiting = queue::counts(&store)?.pending;
         let show = !self.background && !self.json && std::io::stderr().is_terminal();
         let bar = if show { ProgressBar::new(waiting) } else { ProgressBar::hidden() };
         let quiet = self.background || self.json;
@@ -81,7 +81,7 @@ impl Cmd {
             // lock is let go by closing the file: an explicit unlock fails
             // where Windows' locks are emulated (Wine).
             drop(lock);
-            if store.due_summaries(now_ms())?.is_empty() {
+            if !queue::any_due(&store)? {
                 break;
             }
             lock = background::open_lock(&path)?;
@@ -90,7 +90,7 @@ impl Cmd {
             }
         }
         bar.finish_and_clear();
-        let counts = store.queue_counts(&day)?;
+        let counts = queue::counts(&store)?;
         if self.json {
             return output::json(&serde_json::json!({"sessions": outcomes, "queue": counts}));
         }
@@ -134,7 +134,7 @@ fn describe(outcome: &queue::Outcome) -> String {
 
 fn again(env: &Env, session: &str) -> Result<()> {
     let (loaded, mut store) = env.open()?;
-    let session = store.session(session)?;
+    let session = Reader::new(&store, Private::Marked).session(session)?;
     let (summaries, summarized) = summarize::again(&mut store, &loaded, &session.id, now_ms())?;
     if !summarized.written {
         bail!("session {} has nothing public to summarize", session.id);

@@ -181,8 +181,7 @@ impl Cmd {
         let loaded = env.load_config()?;
         if loaded.home.join(trae_mem::store::DB_FILE).exists() {
             let store = open_store(&loaded)?;
-            candidates.extend(store.project_names()?);
-            candidates.extend(store.synced_projects()?);
+            candidates.extend(sync::known_projects(&store)?);
         }
         let (mut targets, mut failed) = (Vec::new(), 0);
         for project in candidates {

@@ -1,10 +1,11 @@
 //! `trae-mem timeline`: what happened around one observation.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
 
 use super::Env;
 use super::output::{self, Style, plain, styled};
+use trae_mem::recall::{Private, Reader};
 use trae_mem::timefmt;
 
 /// Show what happened around one observation.
@@ -27,7 +28,9 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_to_read()?;
-        let timeline = store.timeline(self.id, self.window)?;
+        let Some(timeline) = Reader::new(&store, Private::Marked).timeline(self.id, self.window)? else {
+            bail!("no observation has id {}; `trae-mem search` shows ids", self.id);
+        };
         if self.json {
             return output::json(&timeline);
         }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::{Embedder, stored};
-use crate::store::{Store, VectorModel};
+use crate::store::{Store, VectorCounts, VectorModel};
 
 /// A passage is cut to this many tokens: what a row states comes first,
 /// and the cost of a long row stays bounded (the encoder's cost grows
@@ -27,6 +27,12 @@ pub struct Filled {
     pub embedded: u64,
     /// Whether every row that should have a vector has one.
     pub finished: bool,
+}
+
+/// How many rows have a vector, and how many wait for one: this reads the
+/// whole store.
+pub fn vector_counts(store: &Store) -> Result<VectorCounts> {
+    store.vector_counts()
 }
 
 /// Gives rows their vectors until none is left, or `budget` is spent.

@@ -19,11 +19,11 @@
 mod bert;
 mod choice;
 mod file;
-pub mod fill;
+mod fill;
 mod hf;
 mod image;
 mod quant;
-pub mod stored;
+mod stored;
 mod tokenize;
 mod worker;
 
@@ -39,6 +39,8 @@ use quant::Kernel;
 use tokenize::Tokenizer;
 
 pub use choice::{configured, load, of_store};
+pub use fill::{Filled, fill, vector_counts};
+pub use stored::Query;
 pub use worker::{lock_path, queue_path, start_after_writing, start_in_background};
 
 /// The built-in model, `models/multilingual-e5-small-q4.e5s`.

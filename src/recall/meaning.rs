@@ -6,7 +6,7 @@
 use anyhow::Result;
 use rustc_hash::FxHashMap;
 
-use crate::embed::{self, Embedder, stored};
+use crate::embed::{self, Embedder, Query};
 use crate::store::{Filters, Store, Table};
 
 /// What search's readers are told while `waiting` memories have no
@@ -105,7 +105,7 @@ fn nearest_rows(
     limit: usize,
     bounds: Bounds,
 ) -> Result<Vec<Near>> {
-    let query = stored::Query::new(&embedder.embed_query(text));
+    let query = Query::new(&embedder.embed_query(text));
     let floor = if bounds == Bounds::Search { FLOOR } else { f32::NEG_INFINITY };
     let mut near: Vec<Near> = Vec::new();
     let mut spread = Spread::default();
@@ -232,7 +232,7 @@ impl NearSessions {
             },
             Embedding::Here(embedder, text) => embedder.embed_query_within(&text, PROMPT_TOKENS),
         };
-        let query = stored::Query::new(&query);
+        let query = Query::new(&query);
         let mut best: FxHashMap<String, f32> = FxHashMap::default();
         for (session, packed) in parts {
             if let Some(similarity) = query.similarity(&packed) {
@@ -262,9 +262,9 @@ enum Pending<T> {
 impl<T: Send + 'static> Beside<T> {
     fn begin(store: &Store, job: impl Fn(&Store) -> Result<T> + Send + Sync + 'static) -> Beside<T> {
         let job: Job<T> = std::sync::Arc::new(job);
-        let Ok(reader) = store.reader() else { return Beside(Some(Pending::Here(job))) };
+        let Ok(beside) = store.read_only() else { return Beside(Some(Pending::Here(job))) };
         let handed = job.clone();
-        let thread = std::thread::Builder::new().name("meaning".into()).spawn(move || handed(&reader));
+        let thread = std::thread::Builder::new().name("meaning".into()).spawn(move || handed(&beside));
         Beside(Some(match thread {
             Ok(handle) => Pending::Thread(handle),
             Err(_) => Pending::Here(job),

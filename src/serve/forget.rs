@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::html::{Nav, card, page, session_href, session_label};
 use super::pages::public_observation;
-use super::{App, PageError};
+use super::{App, PageError, reader};
 use crate::forget::{self, Plan};
 use crate::store::{Filters, Observation, Selection, Store};
 
@@ -33,11 +33,11 @@ impl Target {
         let mut observation = None;
         let selection = match (self.observation, self.session.as_deref().filter(|s| !s.is_empty())) {
             (Some(id), None) => {
-                observation = Some(public_observation(store, id)?);
+                observation = Some(public_observation(&reader(store), id)?);
                 Selection { ids: vec![id], ..Selection::default() }
             }
             (None, Some(session)) => {
-                let session = store.session(session).map_err(|e| PageError::not_found(format!("{e:#}")))?;
+                let session = reader(store).session(session).map_err(|e| PageError::not_found(format!("{e:#}")))?;
                 Selection {
                     filters: Filters { session: Some(session.id), ..Filters::default() },
                     ..Selection::default()

@@ -16,7 +16,7 @@ use crate::{doctor, timefmt};
 
 pub async fn show(State(app): State<Arc<App>>) -> Result<Html<String>, PageError> {
     app.with_store(|app, store| {
-        let stats = store.stats()?;
+        let stats = super::reader(store).stats()?;
         let spool = Spool::new(&app.loaded.home);
         let spooled = spool.pending()?.len();
         let dead = spool.dead_letters()?.len();

@@ -7,18 +7,18 @@ use anyhow::Result;
 use maud::{Markup, html};
 
 use super::html::{by, observation_href, project_href, session_href, snippet};
-use crate::recall::SearchHit;
 use crate::recall::fuse::FoundBy;
-use crate::store::{Store, Summary, SummaryLevel};
+use crate::recall::{Reader, SearchHit};
+use crate::store::{Summary, SummaryLevel};
 use crate::timefmt;
 
 /// The hits as a list, each read whole where its card needs more than the
 /// hit (a summary's two levels).
-pub fn list(store: &Store, hits: &[SearchHit]) -> Result<Markup> {
+pub fn list(reader: &Reader, hits: &[SearchHit]) -> Result<Markup> {
     let mut cards = Vec::with_capacity(hits.len());
     for hit in hits {
         cards.push(match hit.level {
-            Some(_) => summary_card(hit, &store.summaries(&hit.session_id)?),
+            Some(_) => summary_card(hit, &reader.summaries(&hit.session_id)?),
             None => observation_card(hit),
         });
     }

@@ -73,18 +73,19 @@ impl Feed {
 
 /// Announces every observation recorded from now on.
 fn watch(store: &Store, announce: &broadcast::Sender<Arc<Item>>) {
-    let mut last = store.newest_observation_id().unwrap_or(0);
+    let reader = super::reader(store);
+    let mut last = reader.newest_observation_id().unwrap_or(0);
     loop {
         std::thread::sleep(POLL);
         // Ids are reused after the newest rows are forgotten: start again
         // from the newest that is left.
-        if let Ok(newest) = store.newest_observation_id()
+        if let Ok(newest) = reader.newest_observation_id()
             && newest < last
         {
             last = newest;
         }
         // A failed read (the store busy being rebuilt) is tried again next time.
-        let Ok((found, seen)) = store.observations_after(last, BATCH) else { continue };
+        let Ok((found, seen)) = reader.observations_after(last, BATCH) else { continue };
         last = seen;
         for located in &found {
             // No page listening is no error.
@@ -112,7 +113,9 @@ pub async fn events(
     let project = params.project.filter(|p| !p.is_empty());
     let wanted = move |item_project: &str| project.as_deref().is_none_or(|p| p == item_project);
     let (backlog, last) = match params.after {
-        Some(after) => app.with_store(move |_, store| Ok(store.observations_after(after, BATCH)?)).await?,
+        Some(after) => {
+            app.with_store(move |_, store| Ok(super::reader(store).observations_after(after, BATCH)?)).await?
+        }
         None => (Vec::new(), i64::MIN),
     };
     let backlog: Vec<Arc<Item>> =

@@ -28,6 +28,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
 use crate::config::Loaded;
+use crate::recall::{Private, Reader};
 use crate::store::Store;
 
 /// The port the viewer listens on unless told otherwise; a free one is
@@ -51,6 +52,11 @@ pub struct App {
     home_arg: Option<PathBuf>,
     guard: guard::Guard,
     feed: live::Feed,
+}
+
+/// How the viewer reads: a browser never learns that a private row exists.
+fn reader(store: &Store) -> Reader<'_> {
+    Reader::new(store, Private::Hidden)
 }
 
 impl App {

@@ -1,7 +1,7 @@
 //! The pages that read: live, search, a session, an observation with its
 //! timeline, the projects, and a project with what its next session will
-//! be told. Private rows never appear: the store's reads here leave them
-//! out, or they are dropped before rendering.
+//! be told. Private rows never appear: search leaves them out, and the rest
+//! is read through the viewer's `reader`, which hides them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,9 +12,9 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::html::{Nav, by, card, encode, page, project_href, session_heading, session_href, session_label};
-use super::{App, PageError, hits, live};
-use crate::recall::{self, SearchRequest};
-use crate::store::{Filters, Kind, ListedSession, Observation, Store};
+use super::{App, PageError, hits, live, reader};
+use crate::recall::{self, Reader, SearchRequest};
+use crate::store::{Filters, Kind, ListedSession, Observation};
 use crate::{config, timefmt};
 
 /// Observations on a freshly opened live page.
@@ -52,8 +52,9 @@ pub async fn live(State(app): State<Arc<App>>, Query(params): Query<LiveParams>)
         // The stream starts after `newest`, read first: a row recorded in
         // between is then sent as well as shown, never missed (the page
         // drops a card it already has).
-        let newest = store.newest_observation_id()?;
-        let latest = store.latest_observations(project.as_deref(), LIVE_FIRST)?;
+        let reader = reader(store);
+        let newest = reader.newest_observation_id()?;
+        let latest = reader.latest_observations(project.as_deref(), LIVE_FIRST)?;
         let events = match &project {
             Some(project) => format!("/events?after={newest}&project={}", encode(project)),
             None => format!("/events?after={newest}"),
@@ -151,8 +152,9 @@ pub async fn search(State(app): State<Arc<App>>, Query(params): Query<SearchPara
     };
     app.with_store(move |_, store| {
         let hits = recall::search(store, &request)?;
-        let list = hits::list(store, &hits)?;
-        let waiting = recall::meaning::waiting_line(store.vectors_waiting()?);
+        let reader = reader(store);
+        let list = hits::list(&reader, &hits)?;
+        let waiting = recall::meaning::waiting_line(reader.vectors_waiting()?);
         let results = html! {
             @if let Some(waiting) = waiting {
                 p.waiting { (waiting) }
@@ -170,7 +172,7 @@ pub async fn search(State(app): State<Arc<App>>, Query(params): Query<SearchPara
         if params.fragment {
             return Ok(Html(results.into_string()));
         }
-        let projects = store.project_names()?;
+        let projects = reader.project_names()?;
         let body = html! {
             h1 { "Search" }
             form.search #search action="/search" method="get" {
@@ -201,18 +203,18 @@ pub async fn search(State(app): State<Arc<App>>, Query(params): Query<SearchPara
 }
 
 /// A public observation, or "not found": a private one is not shown to exist.
-pub(super) fn public_observation(store: &Store, id: i64) -> Result<Observation, PageError> {
-    let found = store.observations_by_id(&[id])?.into_iter().find(|o| !o.private);
-    found.ok_or_else(|| PageError::not_found(format!("no observation #{id}")))
+pub(super) fn public_observation(reader: &Reader, id: i64) -> Result<Observation, PageError> {
+    reader.observation(id)?.ok_or_else(|| PageError::not_found(format!("no observation #{id}")))
 }
 
 /// `GET /session/{id}`: its summaries, then its observations in order.
 pub async fn session(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) -> Page {
     app.with_store(move |_, store| {
-        let detail = store.session_detail(&id).map_err(|e| PageError::not_found(format!("{e:#}")))?;
+        let reader = reader(store);
+        let detail = reader.session_detail(&id).map_err(|e| PageError::not_found(format!("{e:#}")))?;
         let session = &detail.session;
-        let observations: Vec<&Observation> = detail.observations.iter().filter(|o| !o.private).collect();
-        let facts = store.facts_of(&[session.id.as_str()])?.remove(&session.id).unwrap_or_default();
+        let observations = &detail.observations;
+        let facts = reader.facts(&session.id)?;
         let tools: Vec<String> = facts.tool_counts.iter().map(|(tool, n)| format!("{tool} ×{n}")).collect();
         let body = html! {
             div.bar {
@@ -246,7 +248,7 @@ pub async fn session(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) 
                 }
             }
             h2 { "Observations (" (observations.len()) ")" }
-            @for observation in &observations {
+            @for observation in observations {
                 (card(observation, None, Some(SESSION_CHARS), false))
             }
         };
@@ -259,9 +261,10 @@ pub async fn session(State(app): State<Arc<App>>, UrlPath(id): UrlPath<String>) 
 /// around it in its session.
 pub async fn observation(State(app): State<Arc<App>>, UrlPath(id): UrlPath<i64>) -> Page {
     app.with_store(move |_, store| {
-        let observation = public_observation(store, id)?;
-        let timeline = store.timeline(id, TIMELINE_MINUTES)?;
-        let project = store.session(&observation.session_id)?.project;
+        let reader = reader(store);
+        let observation = public_observation(&reader, id)?;
+        let timeline = reader.timeline(id, TIMELINE_MINUTES)?.map(|t| t.observations).unwrap_or_default();
+        let project = reader.session(&observation.session_id)?.project;
         let body = html! {
             div.bar {
                 h1 { "#" (id) }
@@ -269,7 +272,7 @@ pub async fn observation(State(app): State<Arc<App>>, UrlPath(id): UrlPath<i64>)
             }
             (card(&observation, Some(&project), None, true))
             h2 { "Timeline: ±" (TIMELINE_MINUTES) " minutes in " a href=(session_href(&observation.session_id)) { (session_label(&observation.session_id)) } }
-            @for neighbour in timeline.observations.iter().filter(|o| !o.private) {
+            @for neighbour in &timeline {
                 (card(neighbour, None, Some(live::CARD_CHARS), neighbour.id == id))
             }
         };
@@ -281,7 +284,7 @@ pub async fn observation(State(app): State<Arc<App>>, UrlPath(id): UrlPath<i64>)
 /// `GET /projects`: every project, the busiest first.
 pub async fn projects(State(app): State<Arc<App>>) -> Page {
     app.with_store(|app, store| {
-        let projects = store.projects()?;
+        let projects = reader(store).projects()?;
         let body = html! {
             h1 { "Projects" }
             @if projects.is_empty() { (empty_notice(app)) }
@@ -324,7 +327,7 @@ pub async fn project(State(app): State<Arc<App>>, Query(params): Query<ProjectPa
             true => crate::recall::context::at_session_start(store, &project, None, settings)?,
             false => None,
         };
-        let sessions = store.listed_sessions(Some(&project), PROJECT_SESSIONS)?;
+        let sessions = reader(store).listed_sessions(Some(&project), PROJECT_SESSIONS)?;
         let body = html! {
             div.bar {
                 h1 { (project) }

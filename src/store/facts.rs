@@ -73,7 +73,7 @@ pub(super) fn parse(json: Option<String>) -> Option<Facts> {
 
 impl Writer<'_> {
     /// Stores a session's facts, replacing any it had.
-    pub fn put_facts(&self, session_id: &str, facts: &Facts, at: i64) -> Result<()> {
+    pub(crate) fn put_facts(&self, session_id: &str, facts: &Facts, at: i64) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "INSERT INTO session_facts(session_id, written_at, facts) VALUES (?1, ?2, ?3)
@@ -86,7 +86,7 @@ impl Writer<'_> {
 
 impl Store {
     /// The facts of those of `sessions` that have them.
-    pub fn facts_of(&self, sessions: &[&str]) -> Result<HashMap<String, Facts>> {
+    pub(crate) fn facts_of(&self, sessions: &[&str]) -> Result<HashMap<String, Facts>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT session_id, facts FROM session_facts WHERE session_id IN (SELECT value FROM json_each(?1))",
         )?;
@@ -105,7 +105,7 @@ impl Store {
     /// summarized before facts were kept, or pulled and imported with
     /// their summaries. Oldest first, so that filling them resumes where
     /// it stopped.
-    pub fn sessions_lacking_facts(&self, limit: usize) -> Result<Vec<String>> {
+    pub(crate) fn sessions_lacking_facts(&self, limit: usize) -> Result<Vec<String>> {
         let ids = self
             .conn
             .prepare_cached(

@@ -76,7 +76,7 @@ impl Store {
     /// `holding_query` are the public rows that hold its query and pass its
     /// filters, as recall finds them (the store does not read queries); the
     /// other parts find private rows too.
-    pub fn select(&self, selection: &Selection, holding_query: Option<Vec<i64>>) -> Result<Vec<i64>> {
+    pub(crate) fn select(&self, selection: &Selection, holding_query: Option<Vec<i64>>) -> Result<Vec<i64>> {
         if selection.is_empty() {
             return Ok(Vec::new());
         }
@@ -108,7 +108,7 @@ impl Store {
     /// plainly (FTS5 notes them as deleted) and `compact_index` must follow:
     /// it merges the whole index, which purges them, and past a few hundred
     /// rows costs far less.
-    pub fn delete_observations(
+    pub(crate) fn delete_observations(
         &mut self,
         ids: &[i64],
         remember: bool,
@@ -157,7 +157,7 @@ impl Store {
     /// hook's slice of gc) it is left for a command, and returns false.
     /// Remembered in the store until done, so that a process killed
     /// meanwhile leaves it to the next gc.
-    pub fn compact_index(&mut self, budget: Option<Duration>) -> Result<bool> {
+    pub(crate) fn compact_index(&mut self, budget: Option<Duration>) -> Result<bool> {
         if schema::get_meta(&self.conn, COMPACTION_PENDING)?.as_deref() != Some("1") {
             return Ok(true);
         }
@@ -173,7 +173,7 @@ impl Store {
     }
 
     /// How many observations a session has, private ones included.
-    pub fn observation_count(&self, session_id: &str) -> Result<u64> {
+    pub(crate) fn observation_count(&self, session_id: &str) -> Result<u64> {
         let count: i64 =
             self.conn
                 .query_row("SELECT count(*) FROM observations WHERE session_id = ?1", [session_id], |r| r.get(0))?;
@@ -182,7 +182,7 @@ impl Store {
 
     /// Deletes a session's summaries from their table and the index, and
     /// the facts beside them.
-    pub fn delete_summaries(&mut self, session_id: &str) -> Result<()> {
+    pub(crate) fn delete_summaries(&mut self, session_id: &str) -> Result<()> {
         self.conn.execute_batch("PRAGMA secure_delete = ON")?;
         let index = self.index;
         self.write(|w| delete_summaries(w.conn(), index, session_id))
@@ -192,7 +192,7 @@ impl Store {
     /// observations must be gone already (`delete_observations`), since
     /// their index entries are removed there. With `remember`, leaves a
     /// tombstone. Returns false when there is no such session.
-    pub fn delete_session(&mut self, session_id: &str, remember: bool) -> Result<bool> {
+    pub(crate) fn delete_session(&mut self, session_id: &str, remember: bool) -> Result<bool> {
         self.conn.execute_batch("PRAGMA secure_delete = ON")?;
         let index = self.index;
         self.write(|w| {
@@ -221,7 +221,7 @@ impl Store {
     /// made before auto-vacuum was on is first converted by a VACUUM, which
     /// rewrites it whole (and holds the write lock while it does).
     /// Stops early, returning false, once `budget` is spent.
-    pub fn reclaim(&mut self, budget: Option<Duration>) -> Result<bool> {
+    pub(crate) fn reclaim(&mut self, budget: Option<Duration>) -> Result<bool> {
         let started = Instant::now();
         let out_of_time = || budget.is_some_and(|b| started.elapsed() >= b);
         let auto_vacuum: i64 = self.conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
@@ -322,7 +322,7 @@ fn delete_summaries(conn: &Connection, index: index::IndexMode, session_id: &str
 impl Store {
     /// The ids of the oldest observations (older than `before`, if given),
     /// oldest first: what retention deletes first.
-    pub fn oldest_observations(&self, before: Option<i64>, limit: usize) -> Result<Vec<i64>> {
+    pub(crate) fn oldest_observations(&self, before: Option<i64>, limit: usize) -> Result<Vec<i64>> {
         let ids = self
             .conn
             .prepare_cached("SELECT id FROM observations WHERE ts < ?1 ORDER BY ts, id LIMIT ?2")?
@@ -334,7 +334,7 @@ impl Store {
     /// Forgets which events were stored before `before`. Their ids only
     /// guard against storing an event twice, which can happen while it
     /// waits in the spool; older ones guard nothing. Returns how many went.
-    pub fn prune_ingested(&mut self, before: i64) -> Result<u64> {
+    pub(crate) fn prune_ingested(&mut self, before: i64) -> Result<u64> {
         Ok(self.conn.execute("DELETE FROM ingested WHERE received_at < ?1", [before])? as u64)
     }
 }

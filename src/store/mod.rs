@@ -41,7 +41,7 @@ pub use model::{
     Kind, Observation, SESSION_END_NOTE, STOP_NOTE, Session, SessionDetail, Summary, SummaryLevel, TURN_ENDED,
 };
 pub use rewrite::StoredText;
-pub use stats::Stats;
+pub use stats::{KindCount, ProjectStats, Stats};
 pub use summary_queue::{LEARNING, QueueCounts, Queued};
 pub use sync::{Outgoing, RecordId, SyncState};
 pub use timeline::{ListedSession, Located, Recalled, Timeline, Told};
@@ -161,7 +161,7 @@ impl Store {
     /// `open` prepares: this store has done it. It maps the file only where
     /// this store does: a short process that maps a large file spends more
     /// faulting in and unmapping its pages than it reads.
-    pub fn reader(&self) -> Result<Store> {
+    pub(crate) fn read_only(&self) -> Result<Store> {
         let conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
@@ -205,17 +205,12 @@ impl Store {
         &self.conn
     }
 
-    /// The raw connection, mutably, to start transactions.
-    pub fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.conn
-    }
-
     /// Keeps the write-ahead log short. Each hook is a new process, and the
     /// first connection of a process rebuilds its index of the log by
     /// reading all of it: about 1.4 ms per MB here. So once the log passes
     /// `WAL_LIMIT`, copy it into the database and truncate it. Cheap to call:
     /// one `stat` when there is nothing to do.
-    pub fn tidy_wal(&self) -> Result<()> {
+    pub(crate) fn tidy_wal(&self) -> Result<()> {
         if stats::file_size(&self.path, "-wal") > WAL_LIMIT {
             // A TRUNCATE checkpoint waits for every writer and reader to
             // finish: beside a running import, that is every time. So it
@@ -229,12 +224,12 @@ impl Store {
     }
 
     /// A fact about the store itself (`store_meta`), such as when gc last ran.
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
         schema::get_meta(&self.conn, key)
     }
 
     /// Records a fact about the store itself.
-    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+    pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
         schema::set_meta(&self.conn, key, value)
     }
 
@@ -250,7 +245,7 @@ impl Store {
     }
 
     /// Runs SQLite's and FTS5's integrity checks; returns the problems found.
-    pub fn integrity_problems(&self) -> Result<Vec<String>> {
+    pub(crate) fn integrity_problems(&self) -> Result<Vec<String>> {
         let mut problems: Vec<String> = self
             .conn
             .prepare("PRAGMA integrity_check")?

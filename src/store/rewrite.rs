@@ -21,7 +21,7 @@ pub struct StoredText {
 
 impl Store {
     /// Public observations with an id above `after`, in id order, at most `limit`.
-    pub fn observation_texts_after(&self, after: i64, limit: usize) -> Result<Vec<StoredText>> {
+    pub(crate) fn observation_texts_after(&self, after: i64, limit: usize) -> Result<Vec<StoredText>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, session_id, content FROM observations WHERE id > ?1 AND private = 0 ORDER BY id LIMIT ?2",
         )?;
@@ -32,7 +32,7 @@ impl Store {
     }
 
     /// Every summary, in id order, with an id above `after`, at most `limit`.
-    pub fn summary_texts_after(&self, after: i64, limit: usize) -> Result<Vec<StoredText>> {
+    pub(crate) fn summary_texts_after(&self, after: i64, limit: usize) -> Result<Vec<StoredText>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, session_id, level, content FROM summaries WHERE id > ?1 ORDER BY id LIMIT ?2",
         )?;
@@ -51,7 +51,7 @@ impl Store {
     /// Replaces the text of public observations (`StoredText::content` is the
     /// new text), in the index too, in one transaction. A text that became
     /// `[PRIVATE]` makes its row private, out of the index.
-    pub fn rewrite_observations(&mut self, rewritten: &[StoredText]) -> Result<()> {
+    pub(crate) fn rewrite_observations(&mut self, rewritten: &[StoredText]) -> Result<()> {
         self.conn.execute_batch("PRAGMA secure_delete = ON")?;
         let mode = self.index;
         self.write(|w| {
@@ -73,7 +73,7 @@ impl Store {
     }
 
     /// Replaces the text of summaries, in the index too, keeping their time.
-    pub fn rewrite_summaries(&mut self, rewritten: &[StoredText]) -> Result<()> {
+    pub(crate) fn rewrite_summaries(&mut self, rewritten: &[StoredText]) -> Result<()> {
         self.conn.execute_batch("PRAGMA secure_delete = ON")?;
         self.write(|w| {
             for summary in rewritten {

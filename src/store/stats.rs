@@ -52,7 +52,7 @@ pub struct KindCount {
 
 impl Store {
     /// How many observations are of each kind, most first.
-    pub fn kinds(&self) -> Result<Vec<KindCount>> {
+    pub(crate) fn kinds(&self) -> Result<Vec<KindCount>> {
         let kinds = self
             .conn
             .prepare("SELECT kind, count(*) FROM observations GROUP BY kind ORDER BY count(*) DESC, kind")?
@@ -62,7 +62,7 @@ impl Store {
     }
 
     /// Bytes of the database in use: its pages less the free ones.
-    pub fn used_bytes(&self) -> Result<u64> {
+    pub(crate) fn used_bytes(&self) -> Result<u64> {
         let (pages, free, size): (i64, i64, i64) = self.conn.query_row(
             "SELECT (SELECT page_count FROM pragma_page_count), (SELECT freelist_count FROM pragma_freelist_count),
                     (SELECT page_size FROM pragma_page_size)",
@@ -73,7 +73,7 @@ impl Store {
     }
 
     /// Whether nothing was ever stored here: no session, and no tombstone.
-    pub fn holds_nothing(&self) -> Result<bool> {
+    pub(crate) fn holds_nothing(&self) -> Result<bool> {
         Ok(self.conn.query_row(
             "SELECT NOT EXISTS (SELECT 1 FROM sessions) AND NOT EXISTS (SELECT 1 FROM tombstones)",
             [],
@@ -83,7 +83,7 @@ impl Store {
 
     /// Counts and sizes. Reads every page of the indexes once (SQLite's
     /// `dbstat`), which takes a moment on a large store.
-    pub fn stats(&self) -> Result<Stats> {
+    pub(crate) fn stats(&self) -> Result<Stats> {
         let count = |sql: &str| -> Result<u64> { Ok(self.conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as u64) };
         let (oldest, newest) =
             self.conn.query_row("SELECT min(ts), max(ts) FROM observations", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -132,7 +132,7 @@ pub(crate) fn beside(db: &Path, suffix: &str) -> std::ffi::OsString {
 
 impl Store {
     /// Every project with its counts, the busiest first.
-    pub fn projects(&self) -> Result<Vec<ProjectStats>> {
+    pub(crate) fn projects(&self) -> Result<Vec<ProjectStats>> {
         let projects = self
             .conn
             .prepare_cached(
@@ -155,7 +155,7 @@ impl Store {
 
     /// The names of every project, in order: what a filter offers. Quick
     /// (the sessions' index alone), unlike `projects`.
-    pub fn project_names(&self) -> Result<Vec<String>> {
+    pub(crate) fn project_names(&self) -> Result<Vec<String>> {
         let names = self
             .conn
             .prepare_cached("SELECT DISTINCT project_path FROM sessions ORDER BY project_path")?
@@ -165,12 +165,12 @@ impl Store {
     }
 
     /// The database file's size in bytes.
-    pub fn stats_file_bytes(&self) -> u64 {
+    pub(crate) fn stats_file_bytes(&self) -> u64 {
         file_size(&self.path, "")
     }
 
     /// How many observations the store holds, private ones included.
-    pub fn observation_total(&self) -> Result<u64> {
+    pub(crate) fn observation_total(&self) -> Result<u64> {
         Ok(self.conn.query_row("SELECT count(*) FROM observations", [], |r| r.get::<_, i64>(0))? as u64)
     }
 }

@@ -44,7 +44,7 @@ impl Writer<'_> {
     /// Queues a session for the model `plugin` (JSON) under `settings`
     /// (JSON), due at once. A session queued again (it went on after its
     /// summary) starts over.
-    pub fn queue_summary(&self, session_id: &str, plugin: &str, settings: &str, at: i64) -> Result<()> {
+    pub(crate) fn queue_summary(&self, session_id: &str, plugin: &str, settings: &str, at: i64) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "INSERT INTO summary_queue(session_id, queued_at, plugin, settings, next_try_at)
@@ -57,7 +57,7 @@ impl Writer<'_> {
     }
 
     /// Marks a session summarized by the model, charging `tokens` to `day`.
-    pub fn summary_done(&self, session_id: &str, day: &str, tokens: u64) -> Result<()> {
+    pub(crate) fn summary_done(&self, session_id: &str, day: &str, tokens: u64) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "UPDATE summary_queue SET state = ?2, last_error = NULL, waiting = NULL WHERE session_id = ?1",
@@ -67,7 +67,7 @@ impl Writer<'_> {
     }
 
     /// Adds `tokens` to what `day` spent.
-    pub fn spend(&self, day: &str, tokens: u64) -> Result<()> {
+    pub(crate) fn spend(&self, day: &str, tokens: u64) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "INSERT INTO summary_spend(day, tokens) VALUES (?1, ?2)
@@ -79,7 +79,7 @@ impl Writer<'_> {
 
     /// Records a failed try: the next is due at `next_try_at`, or, with
     /// `None`, there is none (given up).
-    pub fn summary_failed(&self, session_id: &str, error: &str, next_try_at: Option<i64>) -> Result<()> {
+    pub(crate) fn summary_failed(&self, session_id: &str, error: &str, next_try_at: Option<i64>) -> Result<()> {
         let state = if next_try_at.is_some() { PENDING } else { GIVEN_UP };
         self.conn()
             .prepare_cached(
@@ -92,7 +92,7 @@ impl Writer<'_> {
 
     /// Puts a session off until `until` without counting a try: the day's
     /// budget is spent.
-    pub fn summary_over_budget(&self, session_id: &str, until: i64) -> Result<()> {
+    pub(crate) fn summary_over_budget(&self, session_id: &str, until: i64) -> Result<()> {
         self.conn()
             .prepare_cached("UPDATE summary_queue SET next_try_at = ?2, waiting = 'budget' WHERE session_id = ?1")?
             .execute(params![session_id, until])?;
@@ -102,7 +102,7 @@ impl Writer<'_> {
     /// Replaces the session's learnings (observations of kind `learning`) by
     /// `learnings`, each a text and its tags. They are dated at the
     /// session's last row: what a session taught is not new activity in it.
-    pub fn replace_learnings(&self, session_id: &str, learnings: &[(String, Vec<String>)]) -> Result<()> {
+    pub(crate) fn replace_learnings(&self, session_id: &str, learnings: &[(String, Vec<String>)]) -> Result<()> {
         let old: Vec<i64> = self
             .conn()
             .prepare_cached("SELECT id FROM observations WHERE session_id = ?1 AND kind = 'learning'")?
@@ -131,7 +131,7 @@ pub const LEARNING: &str = "learning";
 
 impl Store {
     /// The ids of a session's learnings.
-    pub fn learnings(&self, session_id: &str) -> Result<Vec<i64>> {
+    pub(crate) fn learnings(&self, session_id: &str) -> Result<Vec<i64>> {
         let mut statement =
             self.conn().prepare_cached("SELECT id FROM observations WHERE session_id = ?1 AND kind = 'learning'")?;
         let ids = statement.query_map(params![session_id], |r| r.get(0))?;
@@ -139,7 +139,7 @@ impl Store {
     }
 
     /// The pending sessions due by `now`, oldest first.
-    pub fn due_summaries(&self, now: i64) -> Result<Vec<Queued>> {
+    pub(crate) fn due_summaries(&self, now: i64) -> Result<Vec<Queued>> {
         let mut statement = self.conn().prepare_cached(
             "SELECT session_id, plugin, settings, tries FROM summary_queue
              WHERE state = 'pending' AND next_try_at <= ?1 ORDER BY next_try_at, queued_at",
@@ -152,7 +152,7 @@ impl Store {
 
     /// Makes every pending session due now (`summarize --pending --now`),
     /// except those waiting for the day's budget.
-    pub fn summaries_due_now(&self, now: i64) -> Result<()> {
+    pub(crate) fn summaries_due_now(&self, now: i64) -> Result<()> {
         self.conn()
             .prepare_cached(
                 "UPDATE summary_queue SET next_try_at = ?1
@@ -163,7 +163,7 @@ impl Store {
     }
 
     /// The tokens `day` spent on summaries.
-    pub fn tokens_spent(&self, day: &str) -> Result<u64> {
+    pub(crate) fn tokens_spent(&self, day: &str) -> Result<u64> {
         let tokens: Option<i64> = self
             .conn()
             .prepare_cached("SELECT tokens FROM summary_spend WHERE day = ?1")?
@@ -173,7 +173,7 @@ impl Store {
     }
 
     /// What the queue holds, with `day`'s spending.
-    pub fn queue_counts(&self, day: &str) -> Result<QueueCounts> {
+    pub(crate) fn queue_counts(&self, day: &str) -> Result<QueueCounts> {
         let mut counts = self.conn().prepare_cached(
             "SELECT count(*) FILTER (WHERE state = 'pending'),
                     count(*) FILTER (WHERE state = 'pending' AND waiting = 'budget'),

@@ -121,7 +121,7 @@ fn note_on_server(conn: &Connection, project: i64, id: &RecordId) -> Result<()> 
 impl Store {
     /// How this device syncs `project` (a local project path), made on
     /// first use.
-    pub fn sync_state(&self, project: &str) -> Result<SyncState> {
+    pub(crate) fn sync_state(&self, project: &str) -> Result<SyncState> {
         self.conn
             .prepare_cached("INSERT INTO sync_projects(project_path) VALUES (?1) ON CONFLICT DO NOTHING")?
             .execute([project])?;
@@ -145,7 +145,7 @@ impl Store {
     }
 
     /// The projects this device has synced, by local path.
-    pub fn synced_projects(&self) -> Result<Vec<String>> {
+    pub(crate) fn synced_projects(&self) -> Result<Vec<String>> {
         let mut stmt = self.conn.prepare("SELECT project_path FROM sync_projects ORDER BY project_path")?;
         let projects = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         Ok(projects)
@@ -154,7 +154,13 @@ impl Store {
     /// The next records of `project` to push, at most about `limit`, in
     /// one consistent read. `author` labels its sessions. Empty when
     /// everything is on the server.
-    pub fn to_push(&mut self, state: &mut SyncState, project: &str, author: &str, limit: usize) -> Result<Outgoing> {
+    pub(crate) fn outgoing(
+        &mut self,
+        state: &mut SyncState,
+        project: &str,
+        author: &str,
+        limit: usize,
+    ) -> Result<Outgoing> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         if state.observation_mark > 0 && state.scanned == state.observation_mark && !mark_holds(&tx, state)? {
             state.observation_mark = 0;
@@ -170,7 +176,7 @@ impl Store {
     }
 
     /// Notes that `batch` is on the server.
-    pub fn pushed(&mut self, state: &mut SyncState, batch: &Outgoing) -> Result<()> {
+    pub(crate) fn pushed(&mut self, state: &mut SyncState, batch: &Outgoing) -> Result<()> {
         // An idle sync's empty batch has nothing to note: no write lock.
         if batch.records.is_empty() && batch.mark.is_none() {
             state.scanned = batch.scanned.unwrap_or(state.scanned);
@@ -234,7 +240,7 @@ impl Store {
     /// After a pull that stored observations, as after an import: merges
     /// the index now, in short steps, rather than leave the debt to the
     /// next hook, and keeps the write-ahead log short.
-    pub fn settle_after_pull(&mut self) -> Result<()> {
+    pub(crate) fn settle_after_pull(&mut self) -> Result<()> {
         self.tidy_index()?;
         self.tidy_wal()
     }
@@ -242,7 +248,7 @@ impl Store {
     /// How many of `ids` (records on the server) this device does not
     /// hold: what a pull would store. Its own pushes, and what it pulled,
     /// are here already.
-    pub fn not_here(&self, ids: &[RecordId]) -> Result<u64> {
+    pub(crate) fn not_here(&self, ids: &[RecordId]) -> Result<u64> {
         let mut missing = 0;
         for id in ids {
             missing += u64::from(!on_server(&self.conn, id)?);
@@ -251,7 +257,7 @@ impl Store {
     }
 
     /// Notes a sync of the project that completed now.
-    pub fn synced(&self, state: &mut SyncState) -> Result<()> {
+    pub(crate) fn synced(&self, state: &mut SyncState) -> Result<()> {
         let now = now_ms();
         self.conn
             .prepare_cached("UPDATE sync_projects SET last_sync = ?2 WHERE id = ?1")?

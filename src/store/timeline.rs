@@ -134,12 +134,12 @@ fn recalled(row: &Row<'_>) -> rusqlite::Result<Recalled> {
 
 impl Store {
     /// The highest observation id, private rows included; 0 when there is none.
-    pub fn newest_observation_id(&self) -> Result<i64> {
+    pub(crate) fn newest_observation_id(&self) -> Result<i64> {
         Ok(self.conn.query_row("SELECT coalesce(max(id), 0) FROM observations", [], |r| r.get(0))?)
     }
 
     /// The newest public observations, newest first, optionally of one project.
-    pub fn latest_observations(&self, project: Option<&str>, limit: usize) -> Result<Vec<Located>> {
+    pub(crate) fn latest_observations(&self, project: Option<&str>, limit: usize) -> Result<Vec<Located>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {LOCATED_COLUMNS} FROM observations o JOIN sessions s ON s.id = o.session_id
              WHERE o.private = 0 AND (?1 IS NULL OR s.project_path = ?1) ORDER BY o.id DESC LIMIT ?2"
@@ -151,7 +151,7 @@ impl Store {
     /// The public observations recorded after observation `after`, oldest
     /// first, and the highest id looked at (private rows included), from
     /// which to go on.
-    pub fn observations_after(&self, after: i64, limit: usize) -> Result<(Vec<Located>, i64)> {
+    pub(crate) fn observations_after(&self, after: i64, limit: usize) -> Result<(Vec<Located>, i64)> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {LOCATED_COLUMNS} FROM observations o JOIN sessions s ON s.id = o.session_id
              WHERE o.id > ?1 ORDER BY o.id LIMIT ?2"
@@ -161,9 +161,10 @@ impl Store {
         Ok((rows.into_iter().filter(|r| !r.observation.private).collect(), last))
     }
 
-    /// The observations of the anchor's session within ±`window_minutes` of it.
-    /// Private rows appear as `[PRIVATE]`.
-    pub fn timeline(&self, anchor: i64, window_minutes: i64) -> Result<Timeline> {
+    /// The observations of the anchor's session within ±`window_minutes` of
+    /// it; none when the anchor does not exist. Private rows appear as
+    /// `[PRIVATE]`.
+    pub(crate) fn timeline(&self, anchor: i64, window_minutes: i64) -> Result<Option<Timeline>> {
         let found: Option<(String, i64)> = self
             .conn
             .query_row("SELECT session_id, ts FROM observations WHERE id = ?1", [anchor], |row| {
@@ -171,7 +172,7 @@ impl Store {
             })
             .optional()?;
         let Some((session_id, ts)) = found else {
-            bail!("no observation has id {anchor}; `trae-mem search` shows ids");
+            return Ok(None);
         };
         let window_ms = window_minutes.max(0).saturating_mul(60_000);
         let mut stmt = self.conn.prepare_cached(&format!(
@@ -183,12 +184,12 @@ impl Store {
                 observation(row, false)
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(Timeline { anchor, session_id, window_minutes, observations })
+        Ok(Some(Timeline { anchor, session_id, window_minutes, observations }))
     }
 
     /// Observations by id, in the order asked, skipping ids that do not exist.
     /// Private rows appear as `[PRIVATE]`.
-    pub fn observations_by_id(&self, ids: &[i64]) -> Result<Vec<Observation>> {
+    pub(crate) fn observations_by_id(&self, ids: &[i64]) -> Result<Vec<Observation>> {
         let mut stmt =
             self.conn.prepare_cached(&format!("SELECT {OBSERVATION_COLUMNS} FROM observations WHERE id = ?1"))?;
         let mut found = Vec::with_capacity(ids.len());
@@ -201,7 +202,7 @@ impl Store {
     }
 
     /// Sessions, newest first, optionally of one project.
-    pub fn sessions(&self, project: Option<&str>, limit: usize) -> Result<Vec<Session>> {
+    pub(crate) fn sessions(&self, project: Option<&str>, limit: usize) -> Result<Vec<Session>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {SESSION_COLUMNS} FROM sessions s
              WHERE ?1 IS NULL OR s.project_path = ?1
@@ -215,7 +216,7 @@ impl Store {
     /// Sessions as `sessions` gives them, each with its first public prompt
     /// and its brief summary, in one query: a private prompt is never read.
     /// The limit applies first, so that only the listed sessions are looked into.
-    pub fn listed_sessions(&self, project: Option<&str>, limit: usize) -> Result<Vec<ListedSession>> {
+    pub(crate) fn listed_sessions(&self, project: Option<&str>, limit: usize) -> Result<Vec<ListedSession>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {SESSION_COLUMNS},
                     (SELECT substr(o.content, 1, ?3) FROM observations o
@@ -235,7 +236,7 @@ impl Store {
     }
 
     /// One session, found by its id or by a unique prefix of it.
-    pub fn session(&self, id_or_prefix: &str) -> Result<Session> {
+    pub(crate) fn session(&self, id_or_prefix: &str) -> Result<Session> {
         let pattern = format!("{}%", id_or_prefix.replace(['%', '_'], ""));
         let mut stmt = self
             .conn
@@ -249,7 +250,7 @@ impl Store {
     }
 
     /// A session's summaries, brief first.
-    pub fn summaries(&self, session_id: &str) -> Result<Vec<Summary>> {
+    pub(crate) fn summaries(&self, session_id: &str) -> Result<Vec<Summary>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT session_id, level, created_at, content FROM summaries
              WHERE session_id = ?1 ORDER BY level",
@@ -270,7 +271,7 @@ impl Store {
 
     /// All observations of a session in order. `reveal` includes private
     /// content, for exports and the summarizer's privacy filter only.
-    pub fn session_observations(&self, session_id: &str, reveal: bool) -> Result<Vec<Observation>> {
+    pub(crate) fn session_observations(&self, session_id: &str, reveal: bool) -> Result<Vec<Observation>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE session_id = ?1 ORDER BY ts, id"
         ))?;
@@ -280,7 +281,7 @@ impl Store {
     }
 
     /// A session with its summaries and observations (private ones as `[PRIVATE]`).
-    pub fn session_detail(&self, id_or_prefix: &str) -> Result<SessionDetail> {
+    pub(crate) fn session_detail(&self, id_or_prefix: &str) -> Result<SessionDetail> {
         let session = self.session(id_or_prefix)?;
         let summaries = self.summaries(&session.id)?;
         let observations = self.session_observations(&session.id, false)?;
@@ -289,7 +290,7 @@ impl Store {
 
     /// The detailed summaries of the project's `limit` latest started
     /// sessions, but `exclude`: what a prompt's memories are chosen from.
-    pub fn recent_summaries(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Recalled>> {
+    pub(crate) fn recent_summaries(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Recalled>> {
         let mut stmt = self.conn.prepare_cached(concat!(
             "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author'), ",
             asked_without_work!(),
@@ -310,7 +311,7 @@ impl Store {
 
     /// The detailed summaries of `sessions`, those that have one, in no
     /// particular order: the sessions a prompt's meaning found.
-    pub fn detailed_summaries(&self, sessions: &[&str]) -> Result<Vec<Recalled>> {
+    pub(crate) fn detailed_summaries(&self, sessions: &[&str]) -> Result<Vec<Recalled>> {
         let mut stmt = self.conn.prepare_cached(concat!(
             "SELECT sm.session_id, sm.created_at, sm.content, json_extract(s.meta_json, '$.author'), ",
             asked_without_work!(),
@@ -328,7 +329,7 @@ impl Store {
     /// with its brief summary and whether that summary is older than its
     /// last activity. Looks among the `SESSIONS_CONSIDERED` latest started,
     /// so that the cost stays the same however long the project's history.
-    pub fn sessions_to_tell(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Told>> {
+    pub(crate) fn sessions_to_tell(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Told>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {SESSION_COLUMNS}, sm.content, sm.created_at,
                     coalesce((SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0),

@@ -81,7 +81,7 @@ pub(super) fn is_buried(conn: &Connection, kind: TombstoneKind, key: &str) -> Re
 
 impl Store {
     /// Every tombstone, oldest first.
-    pub fn tombstones(&self) -> Result<Vec<Tombstone>> {
+    pub(crate) fn tombstones(&self) -> Result<Vec<Tombstone>> {
         tombstones(&self.conn)
     }
 }

@@ -70,7 +70,7 @@ const MERGE_PAGES: u32 = 64;
 impl Store {
     /// Writes every session (of `project`, if given) with its observations
     /// and summaries. Returns the number of records written.
-    pub fn export(&self, project: Option<&str>, out: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn export(&self, project: Option<&str>, out: &mut dyn Write) -> Result<u64> {
         let mut written = 0;
         let mut emit = |record: &ExportRecord, out: &mut dyn Write| -> Result<()> {
             serde_json::to_writer(&mut *out, record)?;
@@ -100,7 +100,7 @@ impl Store {
     }
 
     /// The client keys that map to a session.
-    pub fn session_keys(&self, session_id: &str) -> Result<Vec<ExternalKey>> {
+    pub(crate) fn session_keys(&self, session_id: &str) -> Result<Vec<ExternalKey>> {
         let mut stmt =
             self.conn.prepare_cached("SELECT client, external_id FROM session_keys WHERE session_id = ?1")?;
         let keys = stmt
@@ -115,7 +115,7 @@ impl Store {
     /// names rows already stored that the records' tombstones name:
     /// `bulk::take_in` forgets them, and is the way in for every caller
     /// that may bring tombstones.
-    pub fn take_in(&mut self, records: Records<'_>) -> Result<ImportReport> {
+    pub(crate) fn take_in(&mut self, records: Records<'_>) -> Result<ImportReport> {
         match records {
             Records::File { input, progress } => self.import(input, progress),
             Records::Pulled { state, project, records } => self.apply_pulled(state, project, records),
@@ -169,7 +169,7 @@ impl Store {
     /// Merges the index's segments after a bulk write (and in `gc`), in
     /// short steps, so that a hook never inherits the merge debt (one took
     /// 290 ms) and never waits long behind it.
-    pub fn tidy_index(&mut self) -> Result<()> {
+    pub(crate) fn tidy_index(&mut self) -> Result<()> {
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             index::merge_in_pairs(&tx, self.index)?;

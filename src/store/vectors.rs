@@ -86,7 +86,7 @@ fn waiting(table: Table) -> String {
 
 impl Store {
     /// The model the stored vectors come from, if any were made.
-    pub fn vector_model(&self) -> Result<Option<VectorModel>> {
+    pub(crate) fn vector_model(&self) -> Result<Option<VectorModel>> {
         let id = schema::get_meta(&self.conn, MODEL_KEY)?;
         let source = schema::get_meta(&self.conn, SOURCE_KEY)?;
         Ok(id.zip(source).map(|(id, source)| VectorModel { id, source }))
@@ -94,7 +94,7 @@ impl Store {
 
     /// Makes `model` the one vectors come from: vectors of any other model
     /// are deleted, since they cannot be compared with its own.
-    pub fn use_vector_model(&mut self, model: &VectorModel) -> Result<()> {
+    pub(crate) fn use_vector_model(&mut self, model: &VectorModel) -> Result<()> {
         let current = self.vector_model()?;
         if current.as_ref() == Some(model) {
             return Ok(());
@@ -112,7 +112,7 @@ impl Store {
 
     /// Up to `limit` rows that should have a vector and have none, newest
     /// first, summaries before observations.
-    pub fn unembedded(&self, limit: usize) -> Result<Vec<Unembedded>> {
+    pub(crate) fn unembedded(&self, limit: usize) -> Result<Vec<Unembedded>> {
         let mut rows = Vec::new();
         for table in [Table::Summaries, Table::Observations] {
             let left = limit - rows.len();
@@ -132,7 +132,7 @@ impl Store {
 
     /// Stores vectors, in one short transaction. A row deleted or changed
     /// since it was read gets none: its vector would describe other text.
-    pub fn put_vectors(&mut self, vectors: &[(Unembedded, Vec<u8>)]) -> Result<()> {
+    pub(crate) fn put_vectors(&mut self, vectors: &[(Unembedded, Vec<u8>)]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut still = tx.prepare_cached(
@@ -153,7 +153,7 @@ impl Store {
     }
 
     /// How many rows have vectors and how many wait for one.
-    pub fn vector_counts(&self) -> Result<VectorCounts> {
+    pub(crate) fn vector_counts(&self) -> Result<VectorCounts> {
         let embedded: i64 = self.conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))?;
         Ok(VectorCounts { embedded: embedded as u64, pending: self.waiting_above((0, 0))? })
     }
@@ -162,7 +162,7 @@ impl Store {
     /// search: those newer than the rows a fill last finished with, which
     /// is where new rows wait. (A row rewritten since, by a forget or a
     /// rescan, waits too and is not counted; the next fill embeds it.)
-    pub fn vectors_waiting(&self) -> Result<u64> {
+    pub(crate) fn vectors_waiting(&self) -> Result<u64> {
         let filled = schema::get_meta(&self.conn, FILLED_KEY)?;
         let mut marks = filled.as_deref().unwrap_or("0 0").split(' ').map(|m| m.parse::<i64>().unwrap_or(0));
         self.waiting_above((marks.next().unwrap_or(0), marks.next().unwrap_or(0)))
@@ -184,12 +184,12 @@ impl Store {
 
     /// The highest observation and summary ids now: what `mark_vectors_filled`
     /// takes once no row up to them waits.
-    pub fn newest_ids(&self) -> Result<(i64, i64)> {
+    pub(crate) fn newest_ids(&self) -> Result<(i64, i64)> {
         Ok((self.table_size(Table::Observations)?, self.table_size(Table::Summaries)?))
     }
 
     /// Notes that no row up to these ids waits for a vector.
-    pub fn mark_vectors_filled(&self, (observations, summaries): (i64, i64)) -> Result<()> {
+    pub(crate) fn mark_vectors_filled(&self, (observations, summaries): (i64, i64)) -> Result<()> {
         schema::set_meta(&self.conn, FILLED_KEY, &format!("{observations} {summaries}"))
     }
 

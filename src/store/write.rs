@@ -37,7 +37,7 @@ pub struct Writer<'a> {
 impl Store {
     /// Runs `f` in one write transaction, taken up front (`BEGIN IMMEDIATE`)
     /// so that a read followed by a write cannot fail with a stale snapshot.
-    pub fn write<T>(&mut self, f: impl FnOnce(&Writer<'_>) -> Result<T>) -> Result<T> {
+    pub(crate) fn write<T>(&mut self, f: impl FnOnce(&Writer<'_>) -> Result<T>) -> Result<T> {
         let index = self.index;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let value = f(&Writer { conn: &tx, index })?;
@@ -63,7 +63,7 @@ impl<'a> Writer<'a> {
 
     /// Records that the event `id` (a UUID) is being stored. Returns false
     /// when it was stored before: the caller then stores nothing.
-    pub fn claim_event(&self, id: &str, received_at: i64) -> Result<bool> {
+    pub(crate) fn claim_event(&self, id: &str, received_at: i64) -> Result<bool> {
         let key = uuid::Uuid::parse_str(id).map(|u| u.as_bytes().to_vec()).unwrap_or_else(|_| id.as_bytes().to_vec());
         let inserted = self
             .conn
@@ -80,7 +80,7 @@ impl<'a> Writer<'a> {
     /// event's hooks at once, and the one that read the clock first may
     /// commit second. The newest claim's time is kept, so that a replay of
     /// an old event does not open the window to the next copy of a new one.
-    pub fn claim_content(&self, key: &[u8], at: i64, window_ms: i64) -> Result<bool> {
+    pub(crate) fn claim_content(&self, key: &[u8], at: i64, window_ms: i64) -> Result<bool> {
         let claimed = self
             .conn
             .prepare_cached(
@@ -93,7 +93,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Keeps a PreToolUse note as the one its tool call's result replaces.
-    pub fn hold_tool_note(&self, session_id: &str, tool_use_id: &str, observation_id: i64) -> Result<()> {
+    pub(crate) fn hold_tool_note(&self, session_id: &str, tool_use_id: &str, observation_id: i64) -> Result<()> {
         self.conn
             .prepare_cached(
                 "INSERT OR REPLACE INTO pending_tools(session_id, tool_use_id, observation_id) VALUES (?1, ?2, ?3)",
@@ -104,7 +104,7 @@ impl<'a> Writer<'a> {
 
     /// Removes the PreToolUse note of a tool call whose result has come:
     /// one tool call, one memory. Returns whether there was one.
-    pub fn supersede_tool_note(&self, session_id: &str, tool_use_id: &str) -> Result<bool> {
+    pub(crate) fn supersede_tool_note(&self, session_id: &str, tool_use_id: &str) -> Result<bool> {
         let note: Option<i64> = self
             .conn
             .prepare_cached(
@@ -119,7 +119,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Creates a session and returns its id.
-    pub fn new_session(&self, project: &str, started_at: i64, meta: &Value) -> Result<String> {
+    pub(crate) fn new_session(&self, project: &str, started_at: i64, meta: &Value) -> Result<String> {
         let id = uuid::Uuid::new_v4().to_string();
         self.conn
             .prepare_cached("INSERT INTO sessions(id, started_at, project_path, meta_json) VALUES (?1, ?2, ?3, ?4)")?
@@ -130,7 +130,7 @@ impl<'a> Writer<'a> {
     /// Finds the local session for `key`, creating it on first sight.
     /// Returns the id and whether it was created. The transaction's up-front
     /// lock is what makes racing processes agree.
-    pub fn resolve_session(&self, key: SessionKey<'_>, started_at: i64, meta: &Value) -> Result<(String, bool)> {
+    pub(crate) fn resolve_session(&self, key: SessionKey<'_>, started_at: i64, meta: &Value) -> Result<(String, bool)> {
         let found: Option<String> = self
             .conn
             .prepare_cached(
@@ -152,7 +152,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Merges `patch` into a session's meta (RFC 7386 merge patch).
-    pub fn merge_session_meta(&self, session_id: &str, patch: &Value) -> Result<()> {
+    pub(crate) fn merge_session_meta(&self, session_id: &str, patch: &Value) -> Result<()> {
         self.conn
             .prepare_cached("UPDATE sessions SET meta_json = json_patch(meta_json, ?2) WHERE id = ?1")?
             .execute(params![session_id, patch.to_string()])?;
@@ -160,7 +160,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Marks a session ended. Returns false when there is no such session.
-    pub fn end_session(&self, session_id: &str, ended_at: i64) -> Result<bool> {
+    pub(crate) fn end_session(&self, session_id: &str, ended_at: i64) -> Result<bool> {
         let changed = self
             .conn
             .prepare_cached("UPDATE sessions SET ended_at = ?2 WHERE id = ?1")?
@@ -169,7 +169,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Marks an ended session live again (a client resumed it).
-    pub fn reopen_session(&self, session_id: &str) -> Result<()> {
+    pub(crate) fn reopen_session(&self, session_id: &str) -> Result<()> {
         self.conn
             .prepare_cached("UPDATE sessions SET ended_at = NULL WHERE id = ?1 AND ended_at IS NOT NULL")?
             .execute([session_id])?;
@@ -179,7 +179,7 @@ impl<'a> Writer<'a> {
     /// Records an observation, indexing it unless private, and returns its id.
     /// `id` keeps an imported row's id; `None` takes the next one. Returns
     /// `None` when that id is taken.
-    pub fn add_observation_with_id(&self, id: Option<i64>, obs: &NewObservation<'_>) -> Result<Option<i64>> {
+    pub(crate) fn add_observation_with_id(&self, id: Option<i64>, obs: &NewObservation<'_>) -> Result<Option<i64>> {
         let tags = serde_json::to_string(obs.tags)?;
         let inserted = self
             .conn
@@ -199,12 +199,18 @@ impl<'a> Writer<'a> {
     }
 
     /// Records an observation, indexing it unless private, and returns its id.
-    pub fn add_observation(&self, obs: &NewObservation<'_>) -> Result<i64> {
+    pub(crate) fn add_observation(&self, obs: &NewObservation<'_>) -> Result<i64> {
         Ok(self.add_observation_with_id(None, obs)?.expect("a new id is never taken"))
     }
 
     /// Sets a session's summary at `level`, replacing any earlier one.
-    pub fn put_summary(&self, session_id: &str, level: SummaryLevel, content: &str, created_at: i64) -> Result<()> {
+    pub(crate) fn put_summary(
+        &self,
+        session_id: &str,
+        level: SummaryLevel,
+        content: &str,
+        created_at: i64,
+    ) -> Result<()> {
         self.upsert_summary(session_id, level, content, created_at, false)?;
         Ok(())
     }
@@ -212,7 +218,7 @@ impl<'a> Writer<'a> {
     /// Writes a session's summary at `level` and indexes it. With
     /// `only_if_newer`, an existing summary stays unless this one is newer.
     /// Returns whether it was written.
-    pub fn upsert_summary(
+    pub(crate) fn upsert_summary(
         &self,
         session_id: &str,
         level: SummaryLevel,

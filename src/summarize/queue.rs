@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use super::{BRIEF_CHARS, DETAILED_CHARS, Summaries, for_model};
 use crate::config::{PluginDecl, Summarize};
 use crate::plugins::Plugins;
-use crate::store::{Observation, Queued, Store, now_ms};
+use crate::store::{Observation, QueueCounts, Queued, Store, now_ms};
 use crate::text::clip;
 
 /// How long a session must be quiet before the catch-up at a session start
@@ -45,6 +45,22 @@ pub fn lock_path(home: &Path) -> PathBuf {
 /// Starts a background `trae-mem summarize --pending`; the hook never waits for it.
 pub fn start_in_background(home: &Path) -> Result<()> {
     crate::background::start(home, "summarize", &["summarize", "--pending", "--background"], "summaries by a model")
+}
+
+/// What the queue holds, with the tokens spent today (a UTC day).
+pub fn counts(store: &Store) -> Result<QueueCounts> {
+    store.queue_counts(&utc_day(now_ms())?)
+}
+
+/// A queued session is due now.
+pub fn any_due(store: &Store) -> Result<bool> {
+    Ok(!store.due_summaries(now_ms())?.is_empty())
+}
+
+/// Makes every waiting session due now, but those waiting for the day's
+/// budget: `summarize --pending --now` skips the pause after a failure.
+pub fn all_due_now(store: &Store) -> Result<()> {
+    store.summaries_due_now(now_ms())
 }
 
 /// What became of one queued session.
@@ -142,6 +158,6 @@ pub fn estimate_tokens(sent: &[Observation]) -> u64 {
 const REQUEST_OVERHEAD_TOKENS: u64 = 1500;
 
 /// The UTC day of `ms`, as `2026-12-04`: what the budget counts by.
-pub fn utc_day(ms: i64) -> Result<String> {
+fn utc_day(ms: i64) -> Result<String> {
     Ok(jiff::Timestamp::from_millisecond(ms)?.strftime("%Y-%m-%d").to_string())
 }

@@ -158,6 +158,14 @@ pub fn after_sessions(loaded: &Loaded) -> bool {
     loaded.config.sync.share && loaded.config.sync.url.is_some()
 }
 
+/// The projects this store knows of, by their sessions or by a sync:
+/// where `trae-mem sync` without `--project` looks for shared ones.
+pub fn known_projects(store: &Store) -> Result<Vec<String>> {
+    let mut projects = store.project_names()?;
+    projects.extend(store.synced_projects()?);
+    Ok(projects)
+}
+
 /// Starts `trae-mem sync --project <project>` in the background, so that
 /// a slow or absent server costs the agent nothing.
 pub fn start_in_background(home: &Path, project: &str) -> Result<()> {
@@ -191,7 +199,7 @@ pub fn sync(store: &mut Store, shared: &Shared, progress: &mut dyn FnMut(&str, u
     pull(store, shared, &mut server, &sealer, &mut state, &mut report, progress)?;
     let author = author(&shared.loaded);
     loop {
-        let batch = store.to_push(&mut state, &shared.project, &author, PUSH_BATCH)?;
+        let batch = store.outgoing(&mut state, &shared.project, &author, PUSH_BATCH)?;
         if batch.records.is_empty() {
             // The mark moves past rows that were on the server already.
             store.pushed(&mut state, &batch)?;
@@ -260,7 +268,7 @@ fn open(sealer: &Sealer, pulled: &Pulled) -> Result<(i64, RecordId, ExportRecord
 pub fn status(store: &mut Store, shared: &Shared) -> Result<Status> {
     let mut state = store.sync_state(&shared.project)?;
     let author = author(&shared.loaded);
-    let to_push = store.to_push(&mut state, &shared.project, &author, usize::MAX >> 1)?.records.len();
+    let to_push = store.outgoing(&mut state, &shared.project, &author, usize::MAX >> 1)?.records.len();
     let project = seal::project_id(&shared.portable_key);
     let asked = url(shared)
         .and_then(Server::connect)

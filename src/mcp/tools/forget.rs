@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Memory, Spec, ToolDef, ToolError};
 use crate::forget;
+use crate::recall::{Private, Reader};
 use crate::store::{Filters, Selection};
 
 pub(super) fn definition() -> ToolDef {
@@ -52,7 +53,7 @@ fn forget_tool(memory: &Memory, input: ForgetInput) -> Result<ForgetOutput, Tool
     let selection = match (input.ids.is_empty(), input.session_id) {
         (false, None) => Selection { ids: input.ids, ..Selection::default() },
         (true, Some(session)) => {
-            let session = Some(store.session(&session)?.id);
+            let session = Some(Reader::new(&store, Private::Hidden).session(&session)?.id);
             Selection { filters: Filters { session, ..Filters::default() }, ..Selection::default() }
         }
         _ => return Err(ToolError("give either ids (observation ids) or session_id, one of them".to_owned())),

@@ -1,6 +1,6 @@
 //! Tools that give memory back: search, timeline, observations by id, and
-//! the context block. Private rows never appear: search skips them and the
-//! others drop them.
+//! the context block. Private rows never appear: search skips them, and the
+//! others read with `Private::Hidden`.
 
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -9,8 +9,8 @@ use super::{Memory, Spec, ToolDef, ToolError, in_range, rfc3339};
 use crate::config::ContextSettings;
 use crate::recall::context;
 use crate::recall::fuse::FoundBy;
-use crate::recall::{self, SearchRequest};
-use crate::store::{Filters, Kind, Observation};
+use crate::recall::{self, Private, Reader, SearchRequest};
+use crate::store::{Filters, Kind};
 use crate::text::clip;
 use crate::timefmt;
 
@@ -159,7 +159,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
     };
     let store = memory.store();
     let hits = recall::search(&store, &request)?;
-    let waiting = store.vectors_waiting()?;
+    let waiting = Reader::new(&store, Private::Hidden).vectors_waiting()?;
     Ok(SearchOutput {
         query: input.query,
         waiting_for_vectors: waiting,
@@ -221,17 +221,16 @@ struct Entry {
 
 fn timeline(memory: &Memory, input: TimelineInput) -> Result<TimelineOutput, ToolError> {
     let window = in_range("window_minutes", input.window_minutes.unwrap_or(10), 0..=1440)?;
-    let store = memory.store();
-    // A private anchor is as good as absent: its id must not confirm it exists.
-    if store.observations_by_id(&[input.id])?.iter().all(|o| o.private) {
+    let Some(timeline) = Reader::new(&memory.store(), Private::Hidden).timeline(input.id, window as i64)? else {
         return Err(ToolError(format!("no observation has id {}; take ids from trae_mem_search", input.id)));
-    }
-    let timeline = store.timeline(input.id, window as i64)?;
+    };
     Ok(TimelineOutput {
         anchor: timeline.anchor,
         session_id: timeline.session_id,
         window_minutes: window,
-        observations: public(timeline.observations)
+        observations: timeline
+            .observations
+            .into_iter()
             .map(|obs| Entry {
                 id: obs.id,
                 time: rfc3339(obs.ts),
@@ -278,7 +277,7 @@ struct FullObservation {
 
 fn get_observations(memory: &Memory, input: GetObservationsInput) -> Result<GetObservationsOutput, ToolError> {
     in_range("the number of ids", input.ids.len(), 1..=50)?;
-    let found: Vec<Observation> = public(memory.store().observations_by_id(&input.ids)?).collect();
+    let found = Reader::new(&memory.store(), Private::Hidden).observations(&input.ids)?;
     let missing = input.ids.iter().copied().filter(|id| !found.iter().any(|o| o.id == *id)).collect();
     Ok(GetObservationsOutput {
         observations: found
@@ -330,9 +329,4 @@ fn inject(memory: &Memory, input: InjectInput) -> Result<InjectOutput, ToolError
     let settings = ContextSettings { budget_chars, ..configured.clone() };
     let context = context::build_focused(&memory.store(), &project, None, &settings, input.query.as_deref())?;
     Ok(InjectOutput { project, context })
-}
-
-/// The observations that may leave the server.
-fn public(observations: Vec<Observation>) -> impl Iterator<Item = Observation> {
-    observations.into_iter().filter(|o| !o.private)
 }
