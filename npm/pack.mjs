@@ -4,12 +4,14 @@
 // each stamped with the crate's version, into tarballs that `npm publish`
 // or `npm install` take as they are.
 //
-//   node npm/pack.mjs --out DIR [--binary PATH] [--platform KEY]
+//   node npm/pack.mjs --out DIR [--binary PATH] [--platform KEY] [--version V]
 //
 // --binary is an already built trae-mem; without it, `cargo build --release
 // --locked` builds one. --platform names the package it goes into
-// (npm/platforms/KEY/), by default this machine's. A release runs this once
-// per platform and publishes every platform package before the main one.
+// (npm/platforms/KEY/), by default this machine's. --version stamps another
+// version than the crate's (the registry test publishes an update with it).
+// A release (.github/workflows/release.yml) runs this once per platform and
+// publishes every platform package before the main one.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,7 +25,7 @@ const npmDir = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.dirname(npmDir);
 
 function usage(message) {
-  console.error(`pack.mjs: ${message}\nusage: node npm/pack.mjs --out DIR [--binary PATH] [--platform KEY]`);
+  console.error(`pack.mjs: ${message}\nusage: node npm/pack.mjs --out DIR [--binary PATH] [--platform KEY] [--version V]`);
   process.exit(2);
 }
 
@@ -31,7 +33,7 @@ function options(argv) {
   const chosen = { platform: platformKey() };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
-    if (!['--out', '--binary', '--platform'].includes(flag)) usage(`unknown argument ${flag}`);
+    if (!['--out', '--binary', '--platform', '--version'].includes(flag)) usage(`unknown argument ${flag}`);
     if (value === undefined) usage(`${flag} needs a value`);
     chosen[flag.slice(2)] = value;
   }
@@ -88,7 +90,7 @@ function npmPack(dir, out) {
 }
 
 const chosen = options(process.argv.slice(2));
-const version = crateVersion();
+const version = chosen.version ?? crateVersion();
 const out = path.resolve(chosen.out);
 const platformDir = path.join(npmDir, 'platforms', chosen.platform);
 if (!fs.existsSync(platformDir)) usage(`no platform package ${chosen.platform} in ${path.join(npmDir, 'platforms')}`);

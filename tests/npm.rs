@@ -16,11 +16,11 @@ use crate::util::{Home, Run, bin, fixtures, run_command, skip};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-fn repo() -> &'static Path {
+pub(crate) fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -348,4 +348,84 @@ fn every_package_and_the_plugin_carry_the_crates_version() {
     assert_eq!(marketplace["metadata"]["version"], VERSION, "marketplace.json");
     let entry = marketplace["plugins"].as_array().unwrap().iter().find(|p| p["name"] == plugin["name"]).unwrap();
     assert_eq!(entry["version"], VERSION, "the plugin's entry in marketplace.json");
+}
+
+#[test]
+fn the_release_workflow_parses_passes_actionlint_and_builds_every_platform_package() {
+    let test = "npm: the release workflow";
+    let Some(python) = std::env::var_os("TRAE_MEM_TEST_PYTHON") else {
+        return skip(test, "Python with PyYAML (TRAE_MEM_TEST_PYTHON; scripts/test sets it)");
+    };
+    let workflow = repo().join(".github/workflows/release.yml");
+    let mut load = Command::new(python);
+    load.args(["-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"]).arg(&workflow);
+    let parsed = run_command(load, &["python", "yaml.safe_load"], None).ok().json();
+    let include = parsed["jobs"]["build"]["strategy"]["matrix"]["include"].as_array().expect("a build matrix");
+    let mut built: Vec<&str> = include.iter().map(|entry| entry["npm"].as_str().unwrap()).collect();
+    built.sort();
+    let mut platforms: Vec<String> = std::fs::read_dir(repo().join("npm/platforms"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    platforms.sort();
+    assert_eq!(built, platforms, "the release builds exactly the packages in npm/platforms/");
+    // Each builds its platform's target, and packs the binary by the name
+    // the launcher looks for.
+    for entry in include {
+        let (npm, target, binary) = (entry["npm"].as_str().unwrap(), &entry["target"], &entry["binary"]);
+        let (os, cpu) = npm.split_once('-').unwrap();
+        let arch = if cpu.starts_with("arm64") { "aarch64" } else { "x86_64" };
+        let system = match os {
+            "darwin" => "apple-darwin",
+            "linux" => "unknown-linux-gnu",
+            "win32" => "pc-windows-gnu",
+            other => panic!("an unknown os {other}"),
+        };
+        assert_eq!(target.as_str().unwrap(), format!("{arch}-{system}"), "{npm}");
+        let exe = if os == "win32" { "trae-mem.exe" } else { "trae-mem" };
+        assert_eq!(binary, exe, "{npm}");
+    }
+    let publish = &parsed["jobs"]["publish"];
+    assert_eq!(publish["needs"], "build", "publishing waits for every build");
+    assert_eq!(publish["permissions"]["id-token"], "write", "provenance needs an OIDC token");
+    let script = publish["steps"].as_array().unwrap().iter().filter_map(|s| s["run"].as_str()).collect::<String>();
+    assert!(script.contains("--provenance"), "{script}");
+    let (platforms_published, main_published) =
+        (script.find("\"$tarball\"\n").unwrap(), script.rfind("\"$main\"\n").unwrap());
+    assert!(platforms_published < main_published, "the platform packages are published first:\n{script}");
+
+    let Some(actionlint) = std::env::var_os("TRAE_MEM_TEST_ACTIONLINT") else {
+        return skip(test, "actionlint (TRAE_MEM_TEST_ACTIONLINT; scripts/test installs it from npm)");
+    };
+    let mut lint = Command::new(actionlint);
+    lint.current_dir(repo());
+    let linted = run_command(lint, &["actionlint"], None).ok();
+    assert!(linted.stdout.contains("passed"), "{linted}");
+}
+
+/// Whether the ELF file at `path` runs without a dynamic loader or a shared
+/// library: no PT_INTERP and no PT_DYNAMIC program header.
+fn is_static_elf(path: &Path) -> bool {
+    let elf = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(elf.starts_with(b"\x7fELF\x02\x01"), "{} is not a 64-bit little-endian ELF", path.display());
+    let read =
+        |at: usize, len: usize| elf[at..at + len].iter().rev().fold(0u64, |n, b| n << 8 | u64::from(*b)) as usize;
+    let (table, size, count) = (read(0x20, 8), read(0x36, 2), read(0x38, 2));
+    let (interp, dynamic) = (3, 2);
+    (0..count).map(|i| read(table + i * size, 4)).all(|kind| kind != interp && kind != dynamic)
+}
+
+/// The Linux packages carry no libc constraint: their binaries load nothing
+/// from the system, so Alpine's musl runs them as glibc systems do.
+#[test]
+fn the_linux_builds_load_no_system_library_so_musl_systems_run_them() {
+    let mut binaries = vec![PathBuf::from(bin())];
+    binaries.extend(std::env::var_os("TRAE_MEM_TEST_ARM64_EXE").map(PathBuf::from));
+    for binary in &binaries {
+        assert!(is_static_elf(binary), "{} needs a dynamic loader or a shared library", binary.display());
+    }
+    for platform in ["linux-x64-gnu", "linux-arm64-gnu"] {
+        let manifest = read_json(&repo().join("npm/platforms").join(platform).join("package.json"));
+        assert!(manifest.get("libc").is_none(), "{platform} would be skipped on musl: {manifest}");
+    }
 }

@@ -3,6 +3,7 @@
 mod seed;
 mod util;
 
+mod arm64;
 mod browser;
 mod capture;
 mod claude_plugin;
@@ -30,6 +31,7 @@ mod privacy;
 mod prompt_memory;
 mod readme;
 mod recall;
+mod registry;
 mod search;
 mod serve;
 mod sessions;

@@ -137,7 +137,12 @@ impl Home {
     }
 
     fn unsettled_command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(bin());
+        self.command_via(Command::new(bin()), args)
+    }
+
+    /// `program` (a trae-mem, or what runs one: qemu, Wine) with `args`,
+    /// set up as every command of this home is.
+    pub fn command_via(&self, mut cmd: Command, args: &[&str]) -> Command {
         cmd.args(args)
             .current_dir(self.work())
             .env("TRAE_MEM_HOME", self.home())

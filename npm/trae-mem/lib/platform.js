@@ -3,13 +3,14 @@
 // name a package is packed under is the name it is looked up by.
 'use strict';
 
-/** This machine's platform key: <os>-<cpu>, and on Linux -gnu or -musl. */
+/**
+ * This machine's platform key: <os>-<cpu>, and on Linux <cpu>-gnu. The Linux
+ * builds are linked statically (glibc inside, no system library loaded), so
+ * the same package serves musl systems such as Alpine (tests/npm.rs).
+ */
 function platformKey() {
   const { platform, arch } = process;
-  if (platform !== 'linux') return `${platform}-${arch}`;
-  // Node reports the glibc version it runs on; on musl there is none.
-  const glibc = process.report?.getReport?.().header?.glibcVersionRuntime;
-  return `linux-${arch}-${glibc ? 'gnu' : 'musl'}`;
+  return platform === 'linux' ? `linux-${arch}-gnu` : `${platform}-${arch}`;
 }
 
 /** The name of the binary inside a platform package's bin/. */
