@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::{Env, output, project_arg};
-use trae_mem::recall::{Private, Reader};
 
 /// Write memory to JSON lines (lossless).
 ///
@@ -34,7 +33,7 @@ impl Cmd {
             )),
             None => Box::new(BufWriter::new(std::io::stdout().lock())),
         };
-        let records = Reader::new(&store, Private::Marked).export(project.as_deref(), &mut out)?;
+        let records = super::reader(&store).export(project.as_deref(), &mut out)?;
         eprintln!("exported {}", output::count(records, "record", "records"));
         Ok(())
     }

@@ -10,7 +10,6 @@ use serde::Serialize;
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
 use trae_mem::forget::{self, Forgotten, Plan};
-use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{Filters, Kind, Selection, Store};
 use trae_mem::timefmt;
 
@@ -109,11 +108,7 @@ impl Cmd {
             .iter()
             .map(|id| output::observation_id(id).map_err(anyhow::Error::msg))
             .collect::<Result<Vec<_>>>()?;
-        let session = self
-            .session
-            .as_deref()
-            .map(|s| Reader::new(store, Private::Marked).session(s).map(|s| s.id))
-            .transpose()?;
+        let session = self.session.as_deref().map(|s| super::reader(store).session(s).map(|s| s.id)).transpose()?;
         Ok(Selection {
             ids,
             filters: Filters {
@@ -151,7 +146,7 @@ impl Cmd {
         let colour = output::colour();
         let mut table = output::Table::new();
         let listed = &plan.observations[..plan.observations.len().min(LISTED)];
-        for obs in Reader::new(store, Private::Marked).observations(listed)? {
+        for obs in super::reader(store).observations(listed)? {
             table.row(vec![
                 styled(format!("#{}", obs.id), Style::Cyan),
                 styled(timefmt::local_minute(obs.ts), Style::Dim),

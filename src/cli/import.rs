@@ -9,7 +9,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Env, output};
 use trae_mem::bulk;
-use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{DB_FILE, Records};
 
 /// Read a file written by `trae-mem export`.
@@ -48,7 +47,7 @@ impl Cmd {
             Ok(taken) => taken,
             // An import that stored nothing leaves no database it created:
             // read commands go on saying there is no memory here.
-            Err(err) if created && Reader::new(&store, Private::Marked).holds_nothing().unwrap_or(false) => {
+            Err(err) if created && super::reader(&store).holds_nothing().unwrap_or(false) => {
                 if let Err(left) = store.discard() {
                     eprintln!("trae-mem: warning: cannot remove the empty database {}: {left:#}", db.display());
                 }

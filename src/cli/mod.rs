@@ -30,6 +30,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 
 use trae_mem::config::Loaded;
+use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
 
 /// What every subcommand gets: where to work.
@@ -94,6 +95,12 @@ fn open_existing_store(loaded: &Loaded) -> Result<Store> {
 pub fn open_store(loaded: &Loaded) -> Result<Store> {
     let options = OpenOptions { index: loaded.config.search.index, ..OpenOptions::default() };
     Store::open(&loaded.home.join(DB_FILE), &options)
+}
+
+/// How the CLI reads memory: the owner at their own terminal sees that a
+/// private row is there, as `[PRIVATE]`.
+pub fn reader(store: &Store) -> Reader<'_> {
+    Reader::new(store, Private::Marked)
 }
 
 /// Reads `--project`: a directory that exists is resolved to its project

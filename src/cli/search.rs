@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
 use trae_mem::recall::fuse::FoundBy;
-use trae_mem::recall::{self, Private, Reader, SearchHit, SearchRequest};
+use trae_mem::recall::{self, SearchHit, SearchRequest};
 use trae_mem::store::{Filters, Kind, Store};
 use trae_mem::timefmt;
 
@@ -75,7 +75,7 @@ impl FilterArgs {
     pub fn resolve(&self, store: &Store) -> Result<Filters> {
         let kind = self.kind.as_deref().map(Kind::from);
         if let Some(Kind::Other(name)) = &kind {
-            let kinds = Reader::new(store, Private::Marked).kinds()?;
+            let kinds = super::reader(store).kinds()?;
             if !kinds.iter().any(|k| &k.kind == name) {
                 let built_in: Vec<&str> = Kind::BUILT_IN.iter().map(Kind::as_str).collect();
                 let here = kinds.iter().map(|k| k.kind.as_str()).filter(|k| !built_in.contains(k));
@@ -116,7 +116,7 @@ impl Cmd {
             offset: self.offset,
         };
         let hits = recall::search(&store, &request)?;
-        let waiting = Reader::new(&store, Private::Marked).vectors_waiting()?;
+        let waiting = super::reader(&store).vectors_waiting()?;
         if self.json {
             let index = store.index_mode().as_str();
             return output::json(&SearchOutput { query: &text, index, waiting_for_vectors: waiting, hits: &hits });

@@ -7,7 +7,6 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Env;
-use trae_mem::recall::{Private, Reader};
 use trae_mem::serve::{self, Listening, Options};
 
 /// Show memory in the browser: a live feed, search, sessions, projects, health, and forget.
@@ -32,7 +31,7 @@ impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         // A new home gets its (empty) store, and the pages say how to fill it.
         let (loaded, store) = env.open()?;
-        let empty = Reader::new(&store, Private::Hidden).observation_total()? == 0;
+        let empty = super::reader(&store).observation_total()? == 0;
         let home = loaded.home.clone();
         let options = Options { listen: self.listen, port: self.port };
         let ready = |listening: &Listening| {

@@ -5,7 +5,6 @@ use clap::Args;
 
 use super::output::{self, Style, plain, styled};
 use super::{Env, project_arg};
-use trae_mem::recall::{Private, Reader};
 use trae_mem::store::Session;
 use trae_mem::timefmt;
 
@@ -27,7 +26,7 @@ impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_to_read()?;
         let project = project_arg(self.project.as_deref())?;
-        let reader = Reader::new(&store, Private::Marked);
+        let reader = super::reader(&store);
         let sessions = reader.sessions(project.as_deref(), self.limit)?;
         if self.json {
             return output::json(&sessions);

@@ -5,7 +5,6 @@ use clap::Args;
 
 use super::Env;
 use super::output::{self, Style, paint};
-use trae_mem::recall::{Private, Reader};
 use trae_mem::timefmt;
 
 /// Print one session, or one observation, in full.
@@ -25,7 +24,7 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_to_read()?;
-        let reader = Reader::new(&store, Private::Marked);
+        let reader = super::reader(&store);
         if self.session.starts_with('#') {
             let id = output::observation_id(&self.session).map_err(anyhow::Error::msg)?;
             return self.observation(&reader, id);
@@ -66,7 +65,7 @@ impl Cmd {
     }
 
     /// Prints observation `id` whole, with the session it belongs to.
-    fn observation(&self, reader: &Reader, id: i64) -> Result<()> {
+    fn observation(&self, reader: &trae_mem::recall::Reader, id: i64) -> Result<()> {
         let Some(obs) = reader.observation(id)? else {
             bail!("no observation has id {id}; `trae-mem search` shows ids");
         };

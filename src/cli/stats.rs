@@ -9,7 +9,6 @@ use super::output::{self, Style, plain, styled};
 use trae_mem::config::Retention;
 use trae_mem::forget::retention;
 use trae_mem::ingest::Spool;
-use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{QueueCounts, Stats};
 use trae_mem::summarize::queue;
 use trae_mem::timefmt;
@@ -62,7 +61,7 @@ impl From<&Retention> for RetentionOutput {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (loaded, store) = env.open_to_read()?;
-        let stats = Reader::new(&store, Private::Marked).stats()?;
+        let stats = super::reader(&store).stats()?;
         let spool = Spool::new(&loaded.home);
         let out = Output {
             store: &stats,

@@ -9,7 +9,6 @@ use indicatif::ProgressBar;
 
 use super::{Env, output};
 use trae_mem::background;
-use trae_mem::recall::{Private, Reader};
 use trae_mem::store::now_ms;
 use trae_mem::summarize::{self, queue};
 
@@ -134,7 +133,7 @@ fn describe(outcome: &queue::Outcome) -> String {
 
 fn again(env: &Env, session: &str) -> Result<()> {
     let (loaded, mut store) = env.open()?;
-    let session = Reader::new(&store, Private::Marked).session(session)?;
+    let session = super::reader(&store).session(session)?;
     let (summaries, summarized) = summarize::again(&mut store, &loaded, &session.id, now_ms())?;
     if !summarized.written {
         bail!("session {} has nothing public to summarize", session.id);

@@ -5,7 +5,6 @@ use clap::Args;
 
 use super::Env;
 use super::output::{self, Style, plain, styled};
-use trae_mem::recall::{Private, Reader};
 use trae_mem::timefmt;
 
 /// Show what happened around one observation.
@@ -28,7 +27,7 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let (_, store) = env.open_to_read()?;
-        let Some(timeline) = Reader::new(&store, Private::Marked).timeline(self.id, self.window)? else {
+        let Some(timeline) = super::reader(&store).timeline(self.id, self.window)? else {
             bail!("no observation has id {}; `trae-mem search` shows ids", self.id);
         };
         if self.json {

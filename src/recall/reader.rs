@@ -60,11 +60,10 @@ impl<'s> Reader<'s> {
     /// it, in order; none when the anchor does not exist. A hidden anchor is
     /// as good as absent: its id does not confirm that it exists.
     pub fn timeline(&self, anchor: i64, window_minutes: i64) -> Result<Option<Timeline>> {
-        if self.observation(anchor)?.is_none() {
-            return Ok(None);
-        }
-        let timeline = self.store.timeline(anchor, window_minutes)?;
-        Ok(timeline.map(|timeline| Timeline { observations: self.shown(timeline.observations), ..timeline }))
+        let Some(timeline) = self.store.timeline(anchor, window_minutes)? else { return Ok(None) };
+        // The window is around the anchor, so the anchor is in it.
+        let observations = self.shown(timeline.observations);
+        Ok(observations.iter().any(|o| o.id == anchor).then_some(Timeline { observations, ..timeline }))
     }
 
     /// One session, by its id or a unique prefix of it.

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Memory, Spec, ToolDef, ToolError};
 use crate::forget;
-use crate::recall::{Private, Reader};
 use crate::store::{Filters, Selection};
 
 pub(super) fn definition() -> ToolDef {
@@ -53,7 +52,7 @@ fn forget_tool(memory: &Memory, input: ForgetInput) -> Result<ForgetOutput, Tool
     let selection = match (input.ids.is_empty(), input.session_id) {
         (false, None) => Selection { ids: input.ids, ..Selection::default() },
         (true, Some(session)) => {
-            let session = Some(Reader::new(&store, Private::Hidden).session(&session)?.id);
+            let session = Some(super::reader(&store).session(&session)?.id);
             Selection { filters: Filters { session, ..Filters::default() }, ..Selection::default() }
         }
         _ => return Err(ToolError("give either ids (observation ids) or session_id, one of them".to_owned())),

@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::config::Loaded;
 use crate::privacy::Privacy;
+use crate::recall::{Private, Reader};
 use crate::store::Store;
 
 /// What every tool works with: the settings, the store and the privacy
@@ -195,6 +196,11 @@ fn standard_formats(schema: &JsonObject) -> JsonObject {
         Value::Object(map) => map,
         _ => unreachable!("an object stays an object"),
     }
+}
+
+/// How the tools read memory: an agent never learns that a private row exists.
+fn reader(store: &Store) -> Reader<'_> {
+    Reader::new(store, Private::Hidden)
 }
 
 /// A stored time as tools show it: RFC 3339, in UTC.

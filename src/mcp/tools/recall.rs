@@ -9,7 +9,7 @@ use super::{Memory, Spec, ToolDef, ToolError, in_range, rfc3339};
 use crate::config::ContextSettings;
 use crate::recall::context;
 use crate::recall::fuse::FoundBy;
-use crate::recall::{self, Private, Reader, SearchRequest};
+use crate::recall::{self, SearchRequest};
 use crate::store::{Filters, Kind};
 use crate::text::clip;
 use crate::timefmt;
@@ -159,7 +159,7 @@ fn search(memory: &Memory, input: SearchInput) -> Result<SearchOutput, ToolError
     };
     let store = memory.store();
     let hits = recall::search(&store, &request)?;
-    let waiting = Reader::new(&store, Private::Hidden).vectors_waiting()?;
+    let waiting = super::reader(&store).vectors_waiting()?;
     Ok(SearchOutput {
         query: input.query,
         waiting_for_vectors: waiting,
@@ -221,7 +221,7 @@ struct Entry {
 
 fn timeline(memory: &Memory, input: TimelineInput) -> Result<TimelineOutput, ToolError> {
     let window = in_range("window_minutes", input.window_minutes.unwrap_or(10), 0..=1440)?;
-    let Some(timeline) = Reader::new(&memory.store(), Private::Hidden).timeline(input.id, window as i64)? else {
+    let Some(timeline) = super::reader(&memory.store()).timeline(input.id, window as i64)? else {
         return Err(ToolError(format!("no observation has id {}; take ids from trae_mem_search", input.id)));
     };
     Ok(TimelineOutput {
@@ -277,7 +277,7 @@ struct FullObservation {
 
 fn get_observations(memory: &Memory, input: GetObservationsInput) -> Result<GetObservationsOutput, ToolError> {
     in_range("the number of ids", input.ids.len(), 1..=50)?;
-    let found = Reader::new(&memory.store(), Private::Hidden).observations(&input.ids)?;
+    let found = super::reader(&memory.store()).observations(&input.ids)?;
     let missing = input.ids.iter().copied().filter(|id| !found.iter().any(|o| o.id == *id)).collect();
     Ok(GetObservationsOutput {
         observations: found

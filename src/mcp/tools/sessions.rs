@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Memory, Spec, ToolDef, ToolError, rfc3339};
 use crate::ingest::Note;
-use crate::recall::{Private, Reader};
 use crate::store::{Kind, SessionKey, Store, SummaryLevel, now_ms};
 
 /// The client name of sessions started here when the caller names none.
@@ -159,7 +158,7 @@ fn end_session(memory: &Memory, input: EndSessionInput) -> Result<EndSessionOutp
     let mut store = memory.store();
     let session_id = session_id(&store, &input.session_id)?;
     let (summaries, summarized) = memory.ingest().end_session(&mut store, &session_id)?;
-    let ended_at = Reader::new(&store, Private::Hidden).session(&session_id)?.ended_at.unwrap_or_else(now_ms);
+    let ended_at = super::reader(&store).session(&session_id)?.ended_at.unwrap_or_else(now_ms);
     let level = |level: SummaryLevel| summaries.iter().find(|s| s.level == level).map(|s| s.content.clone());
     Ok(EndSessionOutput {
         brief: level(SummaryLevel::Brief),
@@ -176,7 +175,7 @@ fn session_id(store: &Store, named: &str) -> Result<String, ToolError> {
     // A blank id would be the prefix of every id.
     let found = match named.trim() {
         "" => None,
-        named => Reader::new(store, Private::Hidden).session(named).ok(),
+        named => super::reader(store).session(named).ok(),
     };
     found.map(|s| s.id).ok_or_else(|| {
         ToolError(format!(
