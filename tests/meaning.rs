@@ -72,6 +72,53 @@ fn a_paraphrased_question_is_found_through_meaning_in_english_and_chinese() {
     assert_eq!(embed(&home)["embedded"], 0);
 }
 
+/// A search limited to a project, a session or all but one session finds
+/// by meaning only there: its vectors are read from those sessions down.
+#[test]
+fn a_question_limited_to_a_project_or_session_finds_by_meaning_only_there() {
+    const S3: &str = "33333333-3333-4333-8333-333333333333";
+    let home = seed()
+        .session(S3, "/proj/beta", T0 + 120 * MINUTE, None)
+        .obs(
+            6,
+            S3,
+            T0 + 121 * MINUTE,
+            "Fixed: the daemon starts with built-in options when its config file is missing.",
+        )
+        .set("kind", json!("response"))
+        .home("trigram");
+    embed(&home);
+    let question = "what happens at launch when the user's preferences are gone?";
+    let hits = |flags: &[&str]| {
+        let mut args = vec!["search", "--json", "--limit", "5"];
+        args.extend(flags);
+        args.extend(["--", question]);
+        let out = home.run(&args, None).ok().json();
+        let ids: Vec<i64> = out["hits"].as_array().unwrap().iter().map(|h| h["id"].as_i64().unwrap()).collect();
+        (ids, first_hit(&out).1, out)
+    };
+    // Everywhere, both fixes are near the question.
+    let (everywhere, _, out) = hits(&[]);
+    assert!(everywhere.contains(&1) && everywhere.contains(&6), "{out}");
+    // Alpha's fix shares no word with the question; beta's shares "start"
+    // (a synonym of "launch").
+    for (flags, first, other) in [
+        (&["--project", "/proj/alpha"][..], Some((1, "meaning")), 6),
+        (&["--project", "/proj/beta"][..], Some((6, "both")), 1),
+        (&["--session", S3][..], Some((6, "both")), 1),
+        (&["--author", "nobody"][..], None, 1),
+    ] {
+        let (ids, by, out) = hits(flags);
+        assert!(!ids.contains(&other), "{flags:?}: {out}");
+        match first {
+            Some((id, found_by)) => {
+                assert_eq!((ids.first().copied(), by.as_str()), (Some(id), found_by), "{flags:?}: {out}")
+            }
+            None => assert!(ids.is_empty(), "{flags:?}: {out}"),
+        }
+    }
+}
+
 /// A Chinese question finds English memory by words, before any vector:
 /// its words' English glosses (CC-CEDICT's) are looked for as synonyms.
 #[test]

@@ -6,6 +6,7 @@
 use anyhow::Result;
 use rusqlite::OptionalExtension;
 use rusqlite::types::Value;
+use rustc_hash::FxHashSet;
 
 use super::facts::asked_without_work;
 use super::{IndexMode, Kind, Store, SummaryLevel};
@@ -41,6 +42,36 @@ impl Filters {
             || tool.is_some()
             || since.is_some()
             || until.is_some()
+    }
+
+    /// Whether a filter names the sessions to look in (a project, an
+    /// author, a session, or all but one): their rows are then found from
+    /// the sessions down (`Store::rows_of_named_sessions`), not by reading
+    /// each row a search nominates to learn its session.
+    pub fn names_sessions(&self) -> bool {
+        self.project.is_some() || self.author.is_some() || self.session.is_some() || self.exclude_session.is_some()
+    }
+
+    /// The filters on what a row says of itself: its kind, tool and time.
+    fn of_rows(&self) -> Filters {
+        Filters {
+            kind: self.kind.clone(),
+            tool: self.tool.clone(),
+            since: self.since,
+            until: self.until,
+            ..Filters::default()
+        }
+    }
+
+    /// The filters on a row's session.
+    fn of_sessions(&self) -> Filters {
+        Filters {
+            project: self.project.clone(),
+            session: self.session.clone(),
+            exclude_session: self.exclude_session.clone(),
+            author: self.author.clone(),
+            ..Filters::default()
+        }
     }
 
     /// The tables a search with these filters looks in: a kind or tool
@@ -232,15 +263,51 @@ impl Store {
         })
     }
 
+    /// The ids of `table`'s rows in the sessions the filters name, or
+    /// `None` when they name none (`Filters::names_sessions`). Read from the
+    /// index on sessions' project down the index on rows' session: no row
+    /// is read, and the cost grows with those sessions, not the store.
+    pub(crate) fn rows_of_named_sessions(&self, table: Table, filters: &Filters) -> Result<Option<FxHashSet<i64>>> {
+        if !filters.names_sessions() {
+            return Ok(None);
+        }
+        let mut sql = Sql::new();
+        sql.filters(&filters.of_sessions(), table);
+        let (rows, alias) = match table {
+            Table::Observations => ("observations", "o"),
+            Table::Summaries => ("summaries", "sm"),
+        };
+        // CROSS JOIN keeps the order: sessions first.
+        let text = format!(
+            "SELECT {alias}.id FROM sessions s CROSS JOIN {rows} {alias} ON {alias}.session_id = s.id WHERE 1 {}",
+            sql.text
+        );
+        Ok(Some(self.ids(&text, &sql)?.into_iter().collect()))
+    }
+
     /// The ids of `table`'s newest rows (up to `limit`) that hold every one
-    /// of `expressions` and pass the filters.
+    /// of `expressions` and pass the filters. `within`: the rows of the
+    /// sessions the filters name (`rows_of_named_sessions`), which the
+    /// index's matches are checked against, newest first, instead of
+    /// reading each match's row and session: three lookups a match, which
+    /// made a search of one project of twenty 9 to 12 times as slow as a
+    /// search of all of them.
     pub(crate) fn matching(
         &self,
         table: Table,
         expressions: &[String],
         filters: &Filters,
+        within: Option<&FxHashSet<i64>>,
         limit: usize,
     ) -> Result<Vec<i64>> {
+        let of_rows;
+        let filters = match within {
+            Some(_) => {
+                of_rows = filters.of_rows();
+                &of_rows
+            }
+            None => filters,
+        };
         let mut sql = Sql::new();
         sql.filters(filters, table);
         let (rows, alias, private) = match table {
@@ -262,7 +329,7 @@ impl Store {
                 .map(|e| format!("instr(lower({alias}.content), {}) > 0", sql.bind(e.clone())))
                 .collect();
             found.push("1".to_owned());
-            let limit = sql.bind(limit as i64);
+            let limit = sql.bind(sql_limit(limit, within));
             format!(
                 "SELECT {alias}.id FROM {rows} {alias} {join} WHERE {}{private} {} ORDER BY {alias}.id DESC LIMIT {limit}",
                 found.join(" AND "),
@@ -276,13 +343,25 @@ impl Store {
             } else {
                 format!("JOIN {rows} {alias} ON {alias}.id = f.rowid {join}")
             };
-            let limit = sql.bind(limit as i64);
+            let limit = sql.bind(sql_limit(limit, within));
             format!(
                 "SELECT f.rowid FROM {fts} f {base} WHERE {fts} MATCH {matches} {} ORDER BY f.rowid DESC LIMIT {limit}",
                 sql.text,
             )
         };
-        self.ids(&text, &sql)
+        let Some(within) = within else { return self.ids(&text, &sql) };
+        let mut stmt = self.conn.prepare_cached(&text)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(sql.params.iter()))?;
+        let mut ids = Vec::new();
+        while ids.len() < limit
+            && let Some(row) = rows.next()?
+        {
+            let id = row.get(0)?;
+            if within.contains(&id) {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
     }
 
     /// Hands each public row of `table` among `ids` to `each`, with its text.
@@ -363,6 +442,15 @@ impl Store {
             .query_map(rusqlite::params_from_iter(sql.params.iter()), |row| row.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         Ok(ids)
+    }
+}
+
+/// The SQL limit of a `matching` query: none when its matches are checked
+/// against `within` after it (-1 is SQLite's "no limit").
+fn sql_limit(limit: usize, within: Option<&FxHashSet<i64>>) -> i64 {
+    match within {
+        Some(_) => -1,
+        None => i64::try_from(limit).unwrap_or(i64::MAX),
     }
 }
 
