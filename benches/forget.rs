@@ -5,27 +5,20 @@
 //! - `trae-mem gc` with `max_age_days` dropping the same half: the file's
 //!   size after, against a fresh store holding the rows that remain.
 //!
-//! `cargo bench --bench forget -- --observations 1000000`
-
-#[path = "support/built.rs"]
-mod built;
-#[path = "support/corpus.rs"]
-mod corpus;
-#[path = "support/run.rs"]
-mod run;
+//! `cargo bench -- forget --observations 1000000`
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use run::{percentile, spawn};
+use crate::built;
+use crate::run::{percentile, spawn};
 use serde_json::json;
 use trae_mem::store::{DB_FILE, now_ms};
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let observations: usize = flag("--observations").map_or(Ok(1_000_000), |v| v.parse())?;
     let exe = Path::new(env!("CARGO_BIN_EXE_trae-mem"));

@@ -7,28 +7,20 @@
 //! the same home, SessionEnd (with its summary) on a 5,000-observation
 //! session, and the peak memory of one hook process.
 //!
-//! `cargo bench --bench hook -- --observations 100000 --runs 300`
+//! `cargo bench -- hook --observations 100000 --runs 300`
 //!
 //! `--baseline PATH` also runs another trae-mem binary (an older build),
 //! interleaved with this one on the same store, and prints the ratio: a
 //! change's cost measured in one run, on one machine's load.
-
-#[path = "support/built.rs"]
-mod built;
-#[path = "support/corpus.rs"]
-mod corpus;
-#[path = "support/floor.rs"]
-mod floor;
-#[path = "support/run.rs"]
-mod run;
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use floor::build_floor;
-use run::{percentile, spawn, spawn_in};
+use crate::floor::build_floor;
+use crate::run::{percentile, spawn, spawn_in};
+use crate::{built, corpus};
 use serde_json::json;
 use trae_mem::config::Summarize;
 use trae_mem::plugins::Plugins;
@@ -36,8 +28,7 @@ use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
 use trae_mem::summarize;
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     if args.get(1).is_some_and(|a| a == "--rss-of") {
         // Runs as a small process of its own: see `hook_rss_kb`.
         let payload = std::fs::read(&args[4])?;
@@ -344,7 +335,12 @@ fn fill_session(exe: &Path, home: &Path, sid: &str, count: usize, dir: &Path) ->
 /// process is large after the import, so a fresh small copy of this bench
 /// spawns the hook and reports.
 fn hook_rss_kb(exe: &Path, home: &Path, payload_file: &Path) -> anyhow::Result<i64> {
-    let out = Command::new(std::env::current_exe()?).arg("--rss-of").arg(exe).arg(home).arg(payload_file).output()?;
+    let out = Command::new(std::env::current_exe()?)
+        .args(["hook", "--rss-of"])
+        .arg(exe)
+        .arg(home)
+        .arg(payload_file)
+        .output()?;
     anyhow::ensure!(out.status.success(), "measuring memory failed: {}", String::from_utf8_lossy(&out.stderr));
     Ok(String::from_utf8(out.stdout)?.trim().parse()?)
 }

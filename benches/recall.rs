@@ -10,17 +10,13 @@
 //! search, beside textbook BM25 over the same rows measured in the same
 //! run (FTS5's Porter stemmer, the query's words ORed, `bm25()`).
 //!
-//! `cargo bench --bench recall` runs the labelled set alone (8,442 rows).
-//! `cargo bench --bench recall -- --padding 100000` first adds that many
+//! `cargo bench -- recall` runs the labelled set alone (8,442 rows).
+//! `cargo bench -- recall --padding 100000` first adds that many
 //! generated rows, newer than the labelled ones, as distractors, and also
 //! prints search times. `--store DIR` keeps the store with its vectors in
 //! DIR, and a later run with the same DIR reuses it. `--half tuning` (or
 //! `held-out`) runs one half of the queries.
 
-#[path = "support/built.rs"]
-mod built;
-#[path = "support/corpus.rs"]
-mod corpus;
 #[path = "support/prompts.rs"]
 mod prompts;
 
@@ -28,6 +24,7 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
+use crate::{built, corpus};
 use serde::Deserialize;
 use serde_json::json;
 use trae_mem::embed;
@@ -58,8 +55,7 @@ const RECALL_AT: usize = 5;
 /// The reciprocal rank of the first relevant hit, within this many.
 const MRR_AT: usize = 10;
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     let only = flag(&args, "--set");
     if only.is_none_or(|set| set == "recall") {
         recall_set(&args)?;

@@ -5,14 +5,7 @@
 //! - how long after its hook exits a new observation reaches an open live
 //!   stream.
 //!
-//! `cargo bench --bench serve -- --observations 100000 --rounds 40`
-
-#[path = "support/built.rs"]
-mod built;
-#[path = "support/corpus.rs"]
-mod corpus;
-#[path = "support/run.rs"]
-mod run;
+//! `cargo bench -- serve --observations 100000 --rounds 40`
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -20,15 +13,15 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use run::{percentile, spawn};
+use crate::built;
+use crate::run::{percentile, spawn};
 use serde_json::json;
 
 /// Searches as people type them into the viewer.
 const QUERIES: [&str; 6] =
     ["database is locked", "why did the import time out", "fix flaky test", "src/store/mod.rs", "批量导入 超时", ""];
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
     let rounds: usize = flag("--rounds").map_or(Ok(40), |v| v.parse())?;

@@ -2,31 +2,24 @@
 //! latency over a fixed query mix, and database size against raw text,
 //! without vectors and with them.
 //!
-//! `cargo bench --bench store -- --observations 100000` (the default), or
+//! `cargo bench -- store --observations 100000` (the default), or
 //! 1000000. Prints medians and p95; timings are in-process and warm, then
 //! questions again as a client asks them, whole process, beside a floor.
 //! `--index like|unicode61` measures another index mode,
 //! `--max-row-bytes N` caps the length of the corpus's rows, `--keep` keeps
 //! the home it made, and `--store DIR` times search alone on such a home.
 
-#[path = "support/built.rs"]
-mod built;
-#[path = "support/corpus.rs"]
-mod corpus;
-#[path = "support/run.rs"]
-mod run;
-
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use run::percentile;
+use crate::run::percentile;
+use crate::{built, corpus, run};
 use trae_mem::embed;
 use trae_mem::recall::{self, SearchRequest};
 use trae_mem::store::{DB_FILE, Filters, OpenOptions, Store};
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     let rounds: usize = flag(&args, "--rounds").map_or(Ok(30), |v| v.parse())?;
     let dir = tempfile::tempdir()?;
     let (home, store) = match flag(&args, "--store") {
@@ -113,8 +106,32 @@ fn whole_process(home: &Path, rounds: usize) -> anyhow::Result<()> {
         percentile(&mut all, 50.0),
         percentile(&mut all, 95.0)
     );
+    // The search the memory told at session start asks agents to run:
+    // `--project .`, one project of the corpus's twenty.
+    println!("search of one project against all of them, whole process, interleaved:");
+    for (what, q) in [
+        ("question", "how did we fix the timeout when the database was locked?"),
+        ("keywords", "database locked"),
+        ("keyword", "timeout"),
+    ] {
+        let (mut everywhere, mut limited) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+        let project = ["search", "--project", ONE_PROJECT, q];
+        run::spawn(exe, &project, home, b"")?;
+        for _ in 0..rounds {
+            everywhere.push(run::spawn(exe, &["search", q], home, b"")?);
+            limited.push(run::spawn(exe, &project, home, b"")?);
+        }
+        let (everywhere, limited) = (percentile(&mut everywhere, 50.0), percentile(&mut limited, 50.0));
+        println!(
+            "  {what:<9} p50 all {everywhere:>7.2} ms  one project {limited:>7.2} ms  ({:.2}×)  {q}",
+            limited / everywhere
+        );
+    }
     Ok(())
 }
+
+/// One of the twenty projects the corpus spreads its sessions over.
+const ONE_PROJECT: &str = "/home/dev/src/project-7";
 
 /// The value after `name` among the arguments.
 fn flag(args: &[String], name: &str) -> Option<String> {

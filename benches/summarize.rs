@@ -9,29 +9,17 @@
 //!   what is measured is trae-mem's side (the plugin's load, the request,
 //!   the writes).
 //!
-//! `cargo bench --bench summarize -- --runs 50 --sessions 200`
-
-// Shared with the other benchmarks, which use all of it.
-#[allow(dead_code)]
-#[path = "support/run.rs"]
-mod run;
-
-#[allow(dead_code)]
-#[path = "../tests/mock_anthropic.rs"]
-mod mock_anthropic;
-#[allow(dead_code)]
-#[path = "../tests/mock_model.rs"]
-mod mock_model;
+//! `cargo bench -- summarize --runs 50 --sessions 200`
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use run::{percentile, spawn_in};
+use crate::mock_model;
+use crate::run::{percentile, spawn_in};
 use serde_json::json;
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let runs: usize = flag("--runs").map_or(Ok(50), |v| v.parse())?;
     let sessions: usize = flag("--sessions").map_or(Ok(200), |v| v.parse())?;

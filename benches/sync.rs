@@ -7,34 +7,19 @@
 //!   second and MB a second of sealed bodies;
 //! - a sync with nothing to do: its median, against `trae-mem --version`.
 //!
-//! `cargo bench --bench sync -- --observations 100000`
-
-#[path = "support/built.rs"]
-mod built;
-#[path = "support/corpus.rs"]
-mod corpus;
-#[allow(dead_code)]
-#[path = "../tests/pg.rs"]
-mod pg;
-#[allow(dead_code)]
-#[path = "support/run.rs"]
-mod run;
-// pg.rs says a skip through the tests' harness.
-#[allow(dead_code)]
-#[path = "../tests/util.rs"]
-mod util;
+//! `cargo bench -- sync --observations 100000`
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use run::percentile;
+use crate::run::percentile;
+use crate::{built, pg};
 
 /// Rows per INSERT in the raw baseline: what a push sends per transaction.
 const RAW_BATCH: usize = 500;
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
     let idle_runs: usize = flag("--idle-runs").map_or(Ok(30), |v| v.parse())?;

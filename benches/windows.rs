@@ -10,29 +10,20 @@
 //! `scripts/test` builds the `.exe` and names it (as for tests/windows.rs):
 //! `TRAE_MEM_TEST_WINDOWS_EXE`, `TRAE_MEM_TEST_WINDOWS_SHIM`.
 //!
-//! `cargo bench --bench windows -- --observations 100000 --runs 100`
-
-#[path = "support/built.rs"]
-mod built;
-#[path = "support/corpus.rs"]
-mod corpus;
-#[path = "support/floor.rs"]
-mod floor;
-#[path = "support/run.rs"]
-mod run;
+//! `cargo bench -- windows --observations 100000 --runs 100`
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use floor::build_floor;
-use run::{percentile, spawn, timed};
+use crate::built;
+use crate::floor::build_floor;
+use crate::run::{percentile, spawn, timed};
 use serde_json::json;
 
 const WINE: &str = "/usr/lib/wine/wine64";
 const WINESERVER: &str = "/usr/lib/wine/wineserver";
 
-fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let observations: usize = flag("--observations").map_or(Ok(100_000), |v| v.parse())?;
     let runs: usize = flag("--runs").map_or(Ok(100), |v| v.parse())?;

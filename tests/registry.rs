@@ -134,8 +134,12 @@ impl Registry {
 /// builds scripts/test made.
 fn binaries() -> Vec<(&'static str, PathBuf)> {
     let mut found = vec![("linux-x64-gnu", PathBuf::from(bin()))];
-    for (platform, var) in [("win32-x64", "TRAE_MEM_TEST_WINDOWS_EXE"), ("linux-arm64-gnu", "TRAE_MEM_TEST_ARM64_EXE")]
-    {
+    for (platform, var) in [
+        ("win32-x64", "TRAE_MEM_TEST_WINDOWS_EXE"),
+        ("linux-arm64-gnu", "TRAE_MEM_TEST_ARM64_EXE"),
+        ("darwin-arm64", "TRAE_MEM_TEST_MACOS_ARM64_EXE"),
+        ("darwin-x64", "TRAE_MEM_TEST_MACOS_X64_EXE"),
+    ] {
         if let Some(exe) = std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_file()) {
             found.push((platform, exe));
         }

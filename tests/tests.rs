@@ -20,6 +20,7 @@ mod install;
 mod json_shapes;
 mod layers;
 mod llm_summarizer;
+mod macos;
 mod mcp;
 mod meaning;
 mod mock_anthropic;
