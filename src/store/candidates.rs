@@ -106,6 +106,14 @@ impl Table {
         }
     }
 
+    /// The table's name, and its alias in the SQL here (`Sql::filters`).
+    pub(super) fn name_and_alias(self) -> (&'static str, &'static str) {
+        match self {
+            Table::Observations => ("observations", "o"),
+            Table::Summaries => ("summaries", "sm"),
+        }
+    }
+
     /// The SQL that reads candidates to rank, by a JSON array of ids:
     /// id, kind, time, text, session, and for a summary of a session that
     /// ran no tool and met no error, what it asked (its facts' JSON list).
@@ -273,10 +281,7 @@ impl Store {
         }
         let mut sql = Sql::new();
         sql.filters(&filters.of_sessions(), table);
-        let (rows, alias) = match table {
-            Table::Observations => ("observations", "o"),
-            Table::Summaries => ("summaries", "sm"),
-        };
+        let (rows, alias) = table.name_and_alias();
         // CROSS JOIN keeps the order: sessions first.
         let text = format!(
             "SELECT {alias}.id FROM sessions s CROSS JOIN {rows} {alias} ON {alias}.session_id = s.id WHERE 1 {}",
@@ -310,10 +315,8 @@ impl Store {
         };
         let mut sql = Sql::new();
         sql.filters(filters, table);
-        let (rows, alias, private) = match table {
-            Table::Observations => ("observations", "o", " AND o.private = 0"),
-            Table::Summaries => ("summaries", "sm", ""),
-        };
+        let (rows, alias) = table.name_and_alias();
+        let private = if table == Table::Observations { " AND o.private = 0" } else { "" };
         let join = if filters.project.is_some() || filters.author.is_some() {
             format!("JOIN sessions s ON s.id = {alias}.session_id")
         } else {

@@ -240,20 +240,17 @@ impl Store {
             // (and why): not every vector of the store up to its row and
             // session, which made a search of one project of twenty slower
             // than a search of all of them.
-            (Table::Observations, true) if filters.names_sessions() => format!(
-                "SELECT v.row_id, v.embedding FROM sessions s
-                 CROSS JOIN observations o ON o.session_id = s.id
-                 CROSS JOIN vectors v ON v.source = 0 AND v.row_id = o.id
-                 WHERE 1 {}",
-                sql.text
-            ),
-            (Table::Summaries, true) if filters.names_sessions() => format!(
-                "SELECT v.row_id, v.embedding FROM sessions s
-                 CROSS JOIN summaries sm ON sm.session_id = s.id
-                 CROSS JOIN vectors v ON v.source = 1 AND v.row_id = sm.id
-                 WHERE 1 {}",
-                sql.text
-            ),
+            (_, true) if filters.names_sessions() => {
+                let (rows, alias) = table.name_and_alias();
+                format!(
+                    "SELECT v.row_id, v.embedding FROM sessions s
+                     CROSS JOIN {rows} {alias} ON {alias}.session_id = s.id
+                     CROSS JOIN vectors v ON v.source = {} AND v.row_id = {alias}.id
+                     WHERE 1 {}",
+                    table.source(),
+                    sql.text
+                )
+            }
             (Table::Observations, true) => format!(
                 "SELECT v.row_id, v.embedding FROM vectors v
                  JOIN observations o ON o.id = v.row_id JOIN sessions s ON s.id = o.session_id
