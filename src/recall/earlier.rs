@@ -7,6 +7,8 @@
 //! most in detail while the budget lasts); one that only talked briefly, or
 //! only asked memory, is folded with the others like it into one line.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 
 use super::asking::asks_memory;
@@ -41,7 +43,28 @@ struct ToTell {
     told: Told,
     weight: u64,
     brief: String,
-    detailed: Option<String>,
+    detailed: Detailed,
+}
+
+/// A session's detailed summary, as far as choosing what to tell needs it.
+enum Detailed {
+    /// Written now, for a session that went on after its summaries.
+    Written(String),
+    /// Stored: its length is known, and its text is read only if it is told.
+    Stored {
+        chars: usize,
+    },
+    Missing,
+}
+
+impl Detailed {
+    fn chars(&self) -> Option<usize> {
+        match self {
+            Detailed::Written(text) => Some(text.chars().count()),
+            Detailed::Stored { chars } => Some(*chars),
+            Detailed::Missing => None,
+        }
+    }
 }
 
 /// Chooses and words the earlier sessions of `project` for the start of
@@ -76,29 +99,54 @@ pub fn tell(
     }
     let tail = format!("{}{}", folded_line(&folded), left_out_line(considered - seen));
     let room = room.saturating_sub(tail.chars().count());
-    Ok(Earlier { sections: sections(&work, room), tail })
+    Ok(Earlier { sections: sections(store, &work, room)?, tail })
 }
 
 /// The sections for the sessions that did work, in their order: each told
 /// by its brief, then the ones that did most told in detail instead while
-/// the room holds it.
-fn sections(work: &[ToTell], room: usize) -> Vec<String> {
-    let mut texts: Vec<&str> = work.iter().map(|w| w.brief.as_str()).collect();
+/// the room holds it. Only the detailed summaries told are read.
+fn sections(store: &Store, work: &[ToTell], room: usize) -> Result<Vec<String>> {
     let heads: Vec<String> = work.iter().map(|w| heading(&w.told)).collect();
-    let used = |texts: &[&str]| -> usize {
-        heads.iter().zip(texts).map(|(h, t)| h.chars().count() + t.chars().count() + 1).sum()
-    };
+    let mut lengths: Vec<usize> = work.iter().map(|w| w.brief.chars().count()).collect();
+    let used = |lengths: &[usize]| -> usize { heads.iter().zip(lengths).map(|(h, t)| h.chars().count() + t + 1).sum() };
+    let mut in_detail = vec![false; work.len()];
     let mut by_weight: Vec<usize> = (0..work.len()).collect();
     by_weight.sort_by_key(|&i| std::cmp::Reverse(work[i].weight));
     for i in by_weight {
-        let Some(detailed) = work[i].detailed.as_deref() else { continue };
-        let mut upgraded = texts.clone();
+        let Some(detailed) = work[i].detailed.chars() else { continue };
+        let mut upgraded = lengths.clone();
         upgraded[i] = detailed;
         if used(&upgraded) <= room {
-            texts = upgraded;
+            lengths = upgraded;
+            in_detail[i] = true;
         }
     }
-    heads.iter().zip(texts).map(|(head, text)| format!("{head}{text}\n")).collect()
+    let stored: Vec<&str> = work
+        .iter()
+        .zip(&in_detail)
+        .filter(|(w, told)| **told && matches!(w.detailed, Detailed::Stored { .. }))
+        .map(|(w, _)| w.told.session.id.as_str())
+        .collect();
+    let read: HashMap<String, String> = match stored.is_empty() {
+        true => HashMap::new(),
+        false => {
+            store.detailed_summaries(&stored)?.into_iter().map(|r| (r.summary.session_id, r.summary.content)).collect()
+        }
+    };
+    Ok(work
+        .iter()
+        .zip(heads)
+        .zip(in_detail)
+        .map(|((w, head), told_in_detail)| {
+            let text = match &w.detailed {
+                Detailed::Written(text) if told_in_detail => text,
+                // Gone since its length was read (a forget): the brief.
+                Detailed::Stored { .. } if told_in_detail => read.get(&w.told.session.id).unwrap_or(&w.brief),
+                _ => &w.brief,
+            };
+            format!("{head}{text}\n")
+        })
+        .collect())
 }
 
 /// A session's heading: when, which, whose, and whether it ended.
@@ -117,21 +165,20 @@ fn heading(told: &Told) -> String {
 /// written) is told as the built-in summarizer writes it now, which is what
 /// the hook's catch-up stores, and one without facts yet by its facts as
 /// its rows stand: this only reads.
-fn to_tell(store: &Store, told: &Told) -> Result<Option<(String, Option<String>, Facts)>> {
+fn to_tell(store: &Store, told: &Told) -> Result<Option<(String, Detailed, Facts)>> {
     let facts = match &told.facts {
         Some(facts) if !told.stale => facts.clone(),
         _ => {
             let (now, facts) = summarize::as_it_stands(store, &told.session.id)?;
             if let (true, Some(now)) = (told.stale, now) {
-                return Ok(Some((now.brief, Some(now.detailed), facts)));
+                return Ok(Some((now.brief, Detailed::Written(now.detailed), facts)));
             }
             facts
         }
     };
     let Some(brief) = told.brief.clone() else { return Ok(None) };
-    let detailed =
-        store.summaries(&told.session.id)?.into_iter().find(|s| s.level == crate::store::SummaryLevel::Detailed);
-    Ok(Some((brief, detailed.map(|d| d.content), facts)))
+    let detailed = told.detailed_chars.map_or(Detailed::Missing, |chars| Detailed::Stored { chars });
+    Ok(Some((brief, detailed, facts)))
 }
 
 /// The session ran no tool, met no error and stated no decision, and

@@ -43,6 +43,9 @@ pub struct Told {
     pub stale: bool,
     /// What it did, as of its summaries; none before they were kept.
     pub facts: Option<Facts>,
+    /// How long its detailed summary is, in characters: its text is read
+    /// (`Store::detailed_summaries`) only for the sessions told in detail.
+    pub detailed_chars: Option<usize>,
 }
 
 impl Told {
@@ -330,16 +333,26 @@ impl Store {
     /// last activity. Looks among the `SESSIONS_CONSIDERED` latest started,
     /// so that the cost stays the same however long the project's history.
     pub(crate) fn sessions_to_tell(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Told>> {
+        // The sessions are chosen by their last activity first, and only
+        // the chosen ones are read: their rows counted, their summaries and
+        // facts. Reading all of the considered ones before choosing counted
+        // every row of 50 sessions, twice a session start.
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {SESSION_COLUMNS}, sm.content, sm.created_at,
-                    coalesce((SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0),
-                             sm.created_at) AS active, f.facts
-             FROM (SELECT * FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
-                   ORDER BY started_at DESC LIMIT ?3) s
-             LEFT JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
+            "WITH chosen AS (
+                 SELECT s.id, sm.created_at AS summarized_at,
+                        coalesce((SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0),
+                                 sm.created_at) AS active
+                 FROM (SELECT id FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
+                       ORDER BY started_at DESC LIMIT ?3) s
+                 LEFT JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
+                 WHERE active IS NOT NULL
+                 ORDER BY active DESC, s.id LIMIT ?4)
+             SELECT {SESSION_COLUMNS}, b.content, c.summarized_at, c.active, f.facts,
+                    (SELECT length(d.content) FROM summaries d WHERE d.session_id = s.id AND d.level = 'detailed')
+             FROM chosen c JOIN sessions s ON s.id = c.id
+             LEFT JOIN summaries b ON b.session_id = s.id AND b.level = 'brief'
              LEFT JOIN session_facts f ON f.session_id = s.id
-             WHERE active IS NOT NULL
-             ORDER BY active DESC LIMIT ?4"
+             ORDER BY c.active DESC, s.id"
         ))?;
         let rows = stmt
             .query_map(params![project, exclude, SESSIONS_CONSIDERED, limit as i64], |row| {
@@ -351,6 +364,7 @@ impl Store {
                     last_active,
                     stale: summarized_at.is_none_or(|at| at < last_active),
                     facts: facts::parse(row.get(9)?),
+                    detailed_chars: row.get::<_, Option<i64>>(10)?.map(|chars| chars as usize),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
