@@ -311,3 +311,30 @@ fn session_start_tells_the_fix_and_names_a_question_asked_in_four_sessions_once(
     assert!(context.contains("load_config now falls back to the defaults"), "{context}");
     assert!(context.contains(&format!("Also 4 sessions that only talked: “{QUESTION}” ×4\n")), "{context}");
 }
+
+/// Sessions that recorded nothing (a client opened and closed again without
+/// a prompt) do not push the work before them out of what session start
+/// looks through.
+#[test]
+fn sessions_that_recorded_nothing_do_not_hide_earlier_work_from_session_start() {
+    let home = Home::new();
+    hook(&home, "fix", "UserPromptSubmit", json!({"prompt": "CI fails to push: the deploy key is rejected"})).ok();
+    hook(
+        &home,
+        "fix",
+        "PostToolUse",
+        json!({"tool_name": "Edit", "tool_use_id": "t1", "tool_input": {"file_path": ".github/workflows/deploy.yml"},
+               "tool_response": {"filePath": ".github/workflows/deploy.yml"}}),
+    )
+    .ok();
+    let concluded = "Fixed: CI now pushes with the deploy key that has write access.";
+    hook(&home, "fix", "Stop", json!({"last_assistant_message": concluded})).ok();
+    hook(&home, "fix", "SessionEnd", json!({"reason": "exit"})).ok();
+    // More than the 50 latest started sessions that session start considers.
+    for i in 0..55 {
+        hook(&home, &format!("opened-and-closed-{i}"), "SessionStart", json!({"source": "startup"})).ok();
+    }
+    // Before, it told nothing at all: stdout was empty.
+    let told = hook(&home, "next", "SessionStart", json!({"source": "startup"})).ok();
+    assert!(told.stdout.contains("deploy key that has write access"), "{told}");
+}

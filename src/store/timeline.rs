@@ -24,6 +24,12 @@ const SESSION_COLUMNS: &str = "s.id, s.project_path, s.started_at, s.ended_at, s
 /// How many of a project's latest started sessions `sessions_to_tell`
 /// looks at for the most recently active.
 const SESSIONS_CONSIDERED: i64 = 50;
+/// A session `s` that recorded something to tell: a public row, or a brief
+/// summary that retention kept. Sessions opened and closed without a prompt
+/// are not counted among the ones considered: 50 of them had hidden all the
+/// work before them.
+const RECORDED: &str = "(EXISTS (SELECT 1 FROM observations o WHERE o.session_id = s.id AND o.private = 0)
+     OR EXISTS (SELECT 1 FROM summaries sm WHERE sm.session_id = s.id AND sm.level = 'brief'))";
 /// How many sessions `recent_summaries` looks through for each summary it
 /// returns.
 const SUMMARIES_LOOKBACK: usize = 4;
@@ -342,7 +348,7 @@ impl Store {
                  SELECT s.id, sm.created_at AS summarized_at,
                         coalesce((SELECT max(o.ts) FROM observations o WHERE o.session_id = s.id AND o.private = 0),
                                  sm.created_at) AS active
-                 FROM (SELECT id FROM sessions WHERE project_path = ?1 AND id IS NOT ?2
+                 FROM (SELECT id FROM sessions s WHERE project_path = ?1 AND id IS NOT ?2 AND {RECORDED}
                        ORDER BY started_at DESC LIMIT ?3) s
                  LEFT JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
                  WHERE active IS NOT NULL
