@@ -355,6 +355,17 @@ fn a_grant_reaches_only_its_own_endpoint() {
     assert!(run.stderr.contains("HttpRequestDenied"), "{run}");
     assert!(other.seen().is_empty());
     assert_eq!(other.scripted(), 0);
+
+    // A redirect to a loopback address that a grant names is followed.
+    let redirecting = MockModel::start(vec![Reply::Redirect(format!("{}/v1/messages", other.url))]);
+    let grant = format!("{}/v1/messages", redirecting.url);
+    let both = model_config(Api::Anthropic, &grant, &grant, "")
+        .replace("http = [", &format!("http = [{{ url = \"{}/v1/messages\" }}, ", other.url));
+    let home = Home::new();
+    home.write("home/trae-mem.toml", both.as_bytes());
+    let run = home.run_env(&["plugins", "run", "llm"], &[(KEY_VAR, KEY)], Some(input.as_bytes()));
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!((redirecting.seen().len(), other.seen().len()), (1, 1), "the granted redirect was followed: {run}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ pub mod build;
 pub mod cache;
 mod error;
 mod net;
+mod pinned;
 mod sandbox;
 mod wit;
 

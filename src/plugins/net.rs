@@ -7,24 +7,38 @@
 //! plugin never holds it. A redirect is a new request, checked like any
 //! other. A host that resolves to a private address is refused unless the
 //! grant names that address itself (`http://localhost:11434/` for Ollama).
+//! The host is resolved once: the request goes to the addresses checked
+//! (`pinned`), so a name cannot answer one address to the check and another
+//! to the connection (DNS rebinding).
 //! Every refusal is an `HTTP-request-denied` error for the plugin and a
 //! line in its log.
 
-use std::net::IpAddr;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use http::{HeaderName, HeaderValue, Request, Response};
-use http_body_util::BodyExt;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::pinned;
 use crate::config::HttpGrant;
 
 /// The endpoints one plugin may call, and what it was refused.
-#[derive(Default)]
 pub struct Gate {
     endpoints: Vec<Endpoint>,
     /// Why requests were refused, for the plugin log.
     refusals: Arc<Mutex<Vec<String>>>,
+    resolve: Resolve,
+}
+
+/// Turns a host and port into the addresses to check and connect to: the
+/// system's resolver, or a scripted one in tests.
+type Resolve = Arc<dyn Fn(String, u16) -> Resolving + Send + Sync>;
+type Resolving = Pin<Box<dyn Future<Output = std::io::Result<Vec<SocketAddr>>> + Send>>;
+
+fn system_resolver() -> Resolve {
+    Arc::new(|host, port| Box::pin(async move { Ok(tokio::net::lookup_host((host, port)).await?.collect()) }))
 }
 
 /// One granted endpoint, resolved from its grant.
@@ -51,7 +65,11 @@ enum Key {
 impl Gate {
     /// The gate for `grants`, reading their keys from the environment now.
     pub fn new(grants: &[HttpGrant]) -> Gate {
-        Gate { endpoints: grants.iter().filter_map(Endpoint::of).collect(), refusals: Arc::default() }
+        Gate {
+            endpoints: grants.iter().filter_map(Endpoint::of).collect(),
+            refusals: Arc::default(),
+            resolve: system_resolver(),
+        }
     }
 
     /// Why requests were refused during the call.
@@ -186,25 +204,26 @@ impl WasiHttpHooks for Gate {
             }
         }
         let refusals = self.refusals.clone();
+        let resolve = self.resolve.clone();
         Box::new(async move {
-            if !endpoint.private_granted {
-                let host = (endpoint.host.as_str(), endpoint.port);
-                let addresses = tokio::net::lookup_host(host).await.map_err(|_| Error::DestinationNotFound)?;
-                if let Some(private) = addresses.map(|a| a.ip()).find(|ip| !is_public(*ip)) {
-                    let why = format!("{}: {} resolves to the private address {private}", request.uri(), endpoint.host);
-                    refusals.lock().unwrap_or_else(|p| p.into_inner()).push(why);
-                    return Err(Error::DestinationIpProhibited);
-                }
+            let addresses =
+                resolve(endpoint.host.clone(), endpoint.port).await.map_err(|_| Error::DestinationNotFound)?;
+            if !endpoint.private_granted
+                && let Some(private) = addresses.iter().map(SocketAddr::ip).find(|ip| !is_public(*ip))
+            {
+                let why = format!("{}: {} resolves to the private address {private}", request.uri(), endpoint.host);
+                refusals.lock().unwrap_or_else(|p| p.into_inner()).push(why);
+                return Err(Error::DestinationIpProhibited);
             }
-            let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
-            let io: Box<dyn Future<Output = Result<(), Error>> + Send> = Box::new(io);
-            Ok((response.map(BodyExt::boxed_unsync), io))
+            pinned::send(&addresses, &endpoint.host, request, options).await
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use http_body_util::BodyExt;
+
     use super::*;
 
     fn gate(url: &str) -> Gate {
@@ -278,6 +297,48 @@ mod tests {
             })
             .unwrap()
             .private_granted
+        );
+    }
+
+    /// A name that answers a public address to the first lookup and a
+    /// loopback one to any later lookup, as a rebinding attacker's DNS does.
+    fn rebinding(loopback_port: u16, lookups: Arc<std::sync::atomic::AtomicUsize>) -> Resolve {
+        Arc::new(move |_, port| {
+            let n = lookups.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let address: SocketAddr = match n {
+                // Public by `is_public` (the benchmarking range), routed nowhere here.
+                0 => ([198, 18, 0, 1], port).into(),
+                _ => ([127, 0, 0, 1], loopback_port).into(),
+            };
+            Box::pin(async move { Ok(vec![address]) })
+        })
+    }
+
+    #[test]
+    fn a_host_is_resolved_once_and_the_request_goes_only_where_it_was_checked() {
+        let loopback = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        loopback.set_nonblocking(true).unwrap();
+        let port = loopback.local_addr().unwrap().port();
+        let lookups = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut gate = gate(&format!("http://model.example:{port}/v1/"));
+        gate.resolve = rebinding(port, lookups.clone());
+
+        let options =
+            RequestOptions { connect_timeout: Some(std::time::Duration::from_millis(300)), ..Default::default() };
+        let sent = gate.send_request(
+            request(&format!("http://model.example:{port}/v1/messages")),
+            Some(options),
+            Box::new(async { Ok(()) }),
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let outcome = runtime.block_on(Pin::from(sent));
+
+        assert!(outcome.is_err(), "nothing answers at the checked public address here");
+        assert_eq!(lookups.load(std::sync::atomic::Ordering::SeqCst), 1, "the host was resolved once");
+        let reached = loopback.accept();
+        assert!(
+            reached.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+            "no connection reached the loopback server: {reached:?}"
         );
     }
 }
