@@ -269,20 +269,62 @@ fn plugins_new_scaffolds_each_role_that_builds_declares_and_runs_through_a_hook(
                 assert_eq!(tags, "[\"sampled-by:ends-sampler\"]");
             }
             _ => {
-                for payload in [
-                    json!({"hook_event_name": "UserPromptSubmit", "prompt": "Make the import faster"}),
-                    json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "cargo bench"},
-                        "tool_response": {"stdout": "ok"}}),
-                    json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
-                ] {
-                    let mut payload = payload;
-                    payload["session_id"] = session.clone();
-                    payload["cwd"] = json!(project);
-                    hook_in(&home, &project, payload);
-                }
-                let brief: String =
-                    db.query_row("SELECT content FROM summaries WHERE level = 'brief'", [], |r| r.get(0)).unwrap();
-                assert_eq!(brief, "1 asked, 1 tool calls, 0 errors. First: Make the import faster");
+                let work = |project: &Path, session: &str| {
+                    for payload in [
+                        json!({"hook_event_name": "UserPromptSubmit", "prompt": "Make the import faster"}),
+                        json!({"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "cargo bench"},
+                            "tool_response": {"stdout": "ok"}}),
+                        json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
+                    ] {
+                        let mut payload = payload;
+                        payload["session_id"] = json!(session);
+                        payload["cwd"] = json!(project);
+                        hook_in(&home, project, payload);
+                    }
+                };
+                let brief_in = |project: &str| -> String {
+                    db.query_row(
+                        "SELECT content FROM summaries JOIN sessions ON sessions.id = session_id
+                         WHERE level = 'brief' AND project_path LIKE '%' || ?1",
+                        [project],
+                        |r| r.get(0),
+                    )
+                    .unwrap()
+                };
+                work(&project, session.as_str().unwrap());
+                assert_eq!(
+                    brief_in(&format!("project-{role}")),
+                    "1 asked, 1 tool calls, 0 errors. First: Make the import faster"
+                );
+
+                // Given a model's URL and a grant to it, the same crate asks
+                // the model for the brief (off the hook's path) and reports
+                // the tokens it cost.
+                let model = MockModel::start(Vec::new());
+                let url = format!("{}/v1/chat/completions", model.url);
+                let granted = home.work().join("project-model");
+                std::fs::create_dir_all(&granted).unwrap();
+                let config = format!(
+                    "{declaration}[plugins.grants]\nhttp = [{{ url = \"{url}\" }}]\n\
+                     [plugins.config]\nurl = \"{url}\"\nmodel = \"mock-model\"\n"
+                );
+                std::fs::write(granted.join("trae-mem.toml"), config).unwrap();
+                work(&granted, "s-model");
+                let run_in_granted = |args: &[&str]| {
+                    let mut command = home.command(args);
+                    command.current_dir(&granted);
+                    run_command(command, args, None).ok()
+                };
+                let ran = run_in_granted(&["summarize", "--pending", "--json"]);
+                assert_eq!(model.seen().len(), 1, "{ran}");
+                assert!(model.seen()[0].body.contains("Make the import faster"), "the session was sent");
+                assert!(
+                    brief_in("project-model").contains(mock_model::BRIEF),
+                    "the model's answer is the brief: {ran}"
+                );
+                let stats = run_in_granted(&["stats", "--json"]).json();
+                let (input, output) = mock_model::TOKENS;
+                assert_eq!(stats["model_summaries"]["tokens_today"], input + output, "{stats}");
             }
         }
     }

@@ -6,15 +6,27 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use trae_mem::config::Role;
 
-/// The interface version new plugins are written against, and its text.
-const WIT_FOLDER: &str = "since_v0.1.0";
-const WIT: &str = include_str!("../../wit/since_v0.1.0/plugin.wit");
+/// The interface version new plugins are written against, and its text:
+/// the interface and the WASI packages it imports (a summarizer's HTTP).
+const WIT_FOLDER: &str = "since_v0.2.0";
+const WIT: [(&str, &str); 8] = [
+    ("plugin.wit", include_str!("../../wit/since_v0.2.0/plugin.wit")),
+    ("deps/cli.wit", include_str!("../../wit/since_v0.2.0/deps/cli.wit")),
+    ("deps/clocks.wit", include_str!("../../wit/since_v0.2.0/deps/clocks.wit")),
+    ("deps/filesystem.wit", include_str!("../../wit/since_v0.2.0/deps/filesystem.wit")),
+    ("deps/http.wit", include_str!("../../wit/since_v0.2.0/deps/http.wit")),
+    ("deps/io.wit", include_str!("../../wit/since_v0.2.0/deps/io.wit")),
+    ("deps/random.wit", include_str!("../../wit/since_v0.2.0/deps/random.wit")),
+    ("deps/sockets.wit", include_str!("../../wit/since_v0.2.0/deps/sockets.wit")),
+];
 
 const CARGO_TOML: &str = include_str!("plugin_template/Cargo.toml.in");
 const CARGO_CONFIG: &str = include_str!("plugin_template/cargo_config.toml");
 const EVENT_HANDLER: &str = include_str!("plugin_template/event_handler.rs");
 const SAMPLER: &str = include_str!("plugin_template/sampler.rs");
 const SUMMARIZER: &str = include_str!("plugin_template/summarizer.rs");
+/// A summarizer's HTTP client: the model-summarizer example's own.
+const SUMMARIZER_HTTP: &str = include_str!("../../plugins/llm-summarizer/src/http.rs");
 
 /// A new plugin crate.
 pub struct Scaffold {
@@ -41,13 +53,16 @@ impl Scaffold {
             Role::Sampler => SAMPLER,
             Role::Summarizer => SUMMARIZER,
         };
-        let files = [
-            ("Cargo.toml", CARGO_TOML.replace("{name}", name)),
-            (".cargo/config.toml", CARGO_CONFIG.to_owned()),
-            (".gitignore", "/target\n".to_owned()),
-            ("src/lib.rs", source.to_owned()),
-            (&format!("wit/{WIT_FOLDER}/plugin.wit"), WIT.to_owned()),
+        let mut files = vec![
+            ("Cargo.toml".to_owned(), CARGO_TOML.replace("{name}", name)),
+            (".cargo/config.toml".to_owned(), CARGO_CONFIG.to_owned()),
+            (".gitignore".to_owned(), "/target\n".to_owned()),
+            ("src/lib.rs".to_owned(), source.to_owned()),
         ];
+        if role == Role::Summarizer {
+            files.push(("src/http.rs".to_owned(), SUMMARIZER_HTTP.to_owned()));
+        }
+        files.extend(WIT.iter().map(|(file, text)| (format!("wit/{WIT_FOLDER}/{file}"), (*text).to_owned())));
         for (file, text) in files {
             let path = dir.join(file);
             std::fs::create_dir_all(path.parent().expect("a file in the crate"))

@@ -1,9 +1,9 @@
 //! A trae-mem event handler: turns the events it is declared for into
 //! observations. This one records each line of the model's final answer
 //! (the ModelResponse event) that starts with "TODO" as a `todo`.
-//! The interface, with every type documented: wit/since_v0.1.0/plugin.wit.
+//! The interface, with every type documented: wit/since_v0.2.0/plugin.wit.
 
-wit_bindgen::generate!({ world: "event-handler", path: "wit/since_v0.1.0" });
+wit_bindgen::generate!({ world: "event-handler", path: "wit/since_v0.2.0" });
 
 use trae_mem::plugin::host::{Level, log};
 

@@ -1,9 +1,9 @@
 //! A trae-mem sampler: shrinks a tool output longer than the capture
 //! budget before it is stored. This one keeps the output's beginning and
 //! end, and says how much of the middle it dropped.
-//! The interface, with every type documented: wit/since_v0.1.0/plugin.wit.
+//! The interface, with every type documented: wit/since_v0.2.0/plugin.wit.
 
-wit_bindgen::generate!({ world: "sampler", path: "wit/since_v0.1.0" });
+wit_bindgen::generate!({ world: "sampler", path: "wit/since_v0.2.0" });
 
 struct Plugin;
 
