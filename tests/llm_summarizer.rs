@@ -413,3 +413,73 @@ fn a_projects_config_may_grant_an_endpoint_but_never_a_key_from_your_environment
     let doctor = home.run_env(&["doctor"], &[(KEY_VAR, KEY)], None);
     assert_eq!(doctor.code, 1, "{doctor}");
 }
+
+#[test]
+fn a_request_that_fails_once_the_server_has_it_is_charged_its_estimate() {
+    // A server error, and an answer slower than [summarize] timeout_ms:
+    // either way the server had the request and may have spent tokens.
+    for (reply, extra) in [(Reply::Status(500), ""), (Reply::Slow(Duration::from_secs(5)), "timeout_ms = 1000")] {
+        let model = MockModel::start(vec![reply]);
+        let url = format!("{}{}", model.url, Api::Anthropic.path());
+        let home = model_home(Api::Anthropic, &url, &url, extra);
+        session(&home, "s1");
+        end(&home, "s1");
+        pending(&home, false);
+        assert_eq!(model.seen().len(), 1);
+        let (state, tries, _, _) = queue_row(&home);
+        assert_eq!((state.as_str(), tries), ("pending", 1));
+        let stats = home.run(&["stats", "--json"], None).ok().json();
+        let charged = stats["model_summaries"]["failed_tokens_today"].as_u64().unwrap();
+        assert!(charged > 1000, "the request's estimate is charged: {stats}");
+        assert_eq!(stats["model_summaries"]["tokens_today"], charged, "{stats}");
+        let human = home.run(&["stats"], None).ok();
+        assert!(human.stdout.contains(&format!("{charged} for failed requests")), "{human}");
+    }
+
+    // A server that is not there received nothing: nothing is charged.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1/messages");
+    let home = model_home(Api::Anthropic, &url, &url, "");
+    session(&home, "s1");
+    end(&home, "s1");
+    pending(&home, false);
+    let stats = home.run(&["stats", "--json"], None).ok().json();
+    assert_eq!(stats["model_summaries"]["tokens_today"], 0, "{stats}");
+}
+
+#[test]
+fn a_session_end_beside_a_running_worker_starts_no_second_one_and_is_summarized_by_it() {
+    // Long enough for the second session's hooks to run while it waits.
+    let model = MockModel::start(vec![Reply::Slow(Duration::from_secs(8))]);
+    let url = format!("{}{}", model.url, Api::Anthropic.path());
+    let home = model_home(Api::Anthropic, &url, &url, "");
+    let started = || {
+        let log = std::fs::read_to_string(home.home().join("logs/summarize.log")).unwrap_or_default();
+        log.matches("summaries by a model").count()
+    };
+    session(&home, "s1");
+    end(&home, "s1");
+    let waited = Instant::now();
+    while model.seen().is_empty() {
+        assert!(waited.elapsed() < Duration::from_secs(120), "the background worker never asked the model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The worker waits for the model's answer, holding its lock.
+    let before = started();
+    session(&home, "s2");
+    end(&home, "s2");
+    assert_eq!(started(), before, "no second worker was started while one runs");
+
+    // The running worker takes the session queued meanwhile, unasked.
+    let waited = Instant::now();
+    loop {
+        let done: i64 =
+            home.db().query_row("SELECT count(*) FROM summary_queue WHERE state = 'done'", [], |r| r.get(0)).unwrap();
+        if done == 2 {
+            break;
+        }
+        assert!(waited.elapsed() < Duration::from_secs(120), "the second session was left waiting");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(model.seen().len(), 2);
+}

@@ -116,14 +116,18 @@ fn describe(outcome: &queue::Outcome) -> String {
         queue::Outcome::Summarized { session_id, by, tokens, learnings } => {
             format!("{session_id}: summarized by {by} ({tokens} tokens, {learnings} learnings)")
         }
-        queue::Outcome::Failed { session_id, error, retry_at: Some(at) } => {
-            format!("{session_id}: failed, tried again after {}: {error}", when(*at))
-        }
-        queue::Outcome::Failed { session_id, error, retry_at: None } => {
-            format!(
-                "{session_id}: failed {} times, left alone (its built-in summaries stand): {error}",
-                queue::MAX_TRIES
-            )
+        queue::Outcome::Failed { session_id, error, retry_at, charged } => {
+            let charged = match charged {
+                0 => String::new(),
+                n => format!(" ({n} tokens charged: the server had the request)"),
+            };
+            match retry_at {
+                Some(at) => format!("{session_id}: failed{charged}, tried again after {}: {error}", when(*at)),
+                None => format!(
+                    "{session_id}: failed{charged} {} times, left alone (its built-in summaries stand): {error}",
+                    queue::MAX_TRIES
+                ),
+            }
         }
         queue::Outcome::OverBudget { session_id, until } => {
             format!("{session_id}: over [summarize] max_tokens_per_day; waits until {}", when(*until))

@@ -82,18 +82,26 @@ pub struct Plugins<'a> {
     home: &'a Path,
     /// False inside a hook: large uncached plugins are skipped, not compiled.
     may_compile: bool,
+    /// HTTP requests its plugins' calls handed to a server so far.
+    handed_over: std::cell::Cell<usize>,
 }
 
 impl<'a> Plugins<'a> {
     /// The plugins `decls`, of which the one `summarize` names (or the
     /// built-in summarizer) writes summaries.
     pub fn new(decls: &'a [PluginDecl], summarize: &'a config::Summarize, home: &'a Path, may_compile: bool) -> Self {
-        Self { decls, summarize, home, may_compile }
+        Self { decls, summarize, home, may_compile, handed_over: Default::default() }
     }
 
     /// The plugins a config declares.
     pub fn of(config: &'a Config, home: &'a Path, may_compile: bool) -> Self {
         Self::new(&config.plugins, &config.summarize, home, may_compile)
+    }
+
+    /// How many HTTP requests the calls so far handed to a server: a model
+    /// may charge for each, even one whose answer never came back.
+    pub fn requests_handed_over(&self) -> usize {
+        self.handed_over.get()
     }
 
     pub fn all(&self) -> &'a [PluginDecl] {
@@ -269,6 +277,7 @@ impl<'a> Plugins<'a> {
         for (level, message) in &state.logged {
             log_line(self.home, &plugin.name, level_name(*level), message);
         }
+        self.handed_over.set(self.handed_over.get() + state.gate.handed_over());
         for refusal in state.gate.refusals() {
             log_line(self.home, &plugin.name, "denied", &refusal);
         }

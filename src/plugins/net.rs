@@ -16,6 +16,7 @@
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use http::{HeaderName, HeaderValue, Request, Response};
@@ -29,6 +30,8 @@ pub struct Gate {
     endpoints: Vec<Endpoint>,
     /// Why requests were refused, for the plugin log.
     refusals: Arc<Mutex<Vec<String>>>,
+    /// Requests a server received, answered or not.
+    handed_over: Arc<AtomicUsize>,
     resolve: Resolve,
 }
 
@@ -68,8 +71,15 @@ impl Gate {
         Gate {
             endpoints: grants.iter().filter_map(Endpoint::of).collect(),
             refusals: Arc::default(),
+            handed_over: Arc::default(),
             resolve: system_resolver(),
         }
+    }
+
+    /// How many requests a server received during the call: what a model
+    /// may have charged for, even when its answer never came back.
+    pub fn handed_over(&self) -> usize {
+        self.handed_over.load(Ordering::Relaxed)
     }
 
     /// Why requests were refused during the call.
@@ -205,6 +215,7 @@ impl WasiHttpHooks for Gate {
         }
         let refusals = self.refusals.clone();
         let resolve = self.resolve.clone();
+        let handed_over = self.handed_over.clone();
         Box::new(async move {
             let addresses =
                 resolve(endpoint.host.clone(), endpoint.port).await.map_err(|_| Error::DestinationNotFound)?;
@@ -215,7 +226,7 @@ impl WasiHttpHooks for Gate {
                 refusals.lock().unwrap_or_else(|p| p.into_inner()).push(why);
                 return Err(Error::DestinationIpProhibited);
             }
-            pinned::send(&addresses, &endpoint.host, request, options).await
+            pinned::send(&addresses, &endpoint.host, request, options, &handed_over).await
         })
     }
 }
@@ -335,6 +346,7 @@ mod tests {
 
         assert!(outcome.is_err(), "nothing answers at the checked public address here");
         assert_eq!(lookups.load(std::sync::atomic::Ordering::SeqCst), 1, "the host was resolved once");
+        assert_eq!(gate.handed_over(), 0, "no server received it");
         let reached = loopback.accept();
         assert!(
             reached.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),

@@ -10,6 +10,7 @@ use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Poll, ready};
 use std::time::Duration;
 
@@ -34,12 +35,15 @@ trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
 
 /// Sends `request` to the first of `addresses` that accepts a connection,
-/// speaking TLS for `host` when the request is HTTPS.
+/// speaking TLS for `host` when the request is HTTPS. Counts it in
+/// `handed_over` once a server has it: from then on it may cost tokens,
+/// whatever becomes of the answer.
 pub async fn send(
     addresses: &[SocketAddr],
     host: &str,
     mut request: Request<WasiBody>,
     options: Option<RequestOptions>,
+    handed_over: &AtomicUsize,
 ) -> Result<(Response<WasiBody>, Io), Error> {
     let connect_timeout = options.and_then(|o| o.connect_timeout).unwrap_or(CONNECT_TIMEOUT);
     let first_byte_timeout = options.and_then(|o| o.first_byte_timeout);
@@ -67,6 +71,7 @@ pub async fn send(
     let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
     *request.uri_mut() = Uri::builder().path_and_query(path).build().map_err(|_| Error::HttpRequestUriInvalid)?;
 
+    handed_over.fetch_add(1, Ordering::Relaxed);
     let sent = async move {
         let response = sender.send_request(request);
         match first_byte_timeout {

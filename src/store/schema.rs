@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_vectors.sql"),
     include_str!("migrations/0008_summary_queue.sql"),
     include_str!("migrations/0009_session_facts.sql"),
+    include_str!("migrations/0010_failed_spend.sql"),
 ];
 
 /// The version whose migration made summaries searchable: older stores get

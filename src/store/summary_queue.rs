@@ -31,6 +31,8 @@ pub struct QueueCounts {
     pub done: u64,
     /// The tokens spent today (UTC).
     pub tokens_today: u64,
+    /// Of those, charged for requests that failed after a server had them.
+    pub failed_tokens_today: u64,
     /// The latest failure, if any is still pending or given up.
     pub last_error: Option<String>,
 }
@@ -72,6 +74,21 @@ impl Writer<'_> {
             .prepare_cached(
                 "INSERT INTO summary_spend(day, tokens) VALUES (?1, ?2)
                  ON CONFLICT(day) DO UPDATE SET tokens = tokens + ?2",
+            )?
+            .execute(params![day, tokens as i64])?;
+        Ok(())
+    }
+
+    /// Charges `tokens` to `day` for a request that failed after a server
+    /// received it: counted in the budget, and apart, for `stats`.
+    pub(crate) fn charge_failure(&self, day: &str, tokens: u64) -> Result<()> {
+        if tokens == 0 {
+            return Ok(());
+        }
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO summary_spend(day, tokens, failed_tokens) VALUES (?1, ?2, ?2)
+                 ON CONFLICT(day) DO UPDATE SET tokens = tokens + ?2, failed_tokens = failed_tokens + ?2",
             )?
             .execute(params![day, tokens as i64])?;
         Ok(())
@@ -164,12 +181,18 @@ impl Store {
 
     /// The tokens `day` spent on summaries.
     pub(crate) fn tokens_spent(&self, day: &str) -> Result<u64> {
-        let tokens: Option<i64> = self
+        Ok(self.spending(day)?.0)
+    }
+
+    /// The tokens `day` spent on summaries, and the part charged for failures.
+    fn spending(&self, day: &str) -> Result<(u64, u64)> {
+        let spent: Option<(i64, i64)> = self
             .conn()
-            .prepare_cached("SELECT tokens FROM summary_spend WHERE day = ?1")?
-            .query_row(params![day], |r| r.get(0))
+            .prepare_cached("SELECT tokens, failed_tokens FROM summary_spend WHERE day = ?1")?
+            .query_row(params![day], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        Ok(tokens.unwrap_or(0).max(0) as u64)
+        let (all, failed) = spent.unwrap_or_default();
+        Ok((all.max(0) as u64, failed.max(0) as u64))
     }
 
     /// What the queue holds, with `day`'s spending.
@@ -191,12 +214,14 @@ impl Store {
             )?
             .query_row([], |r| r.get(0))
             .optional()?;
+        let (tokens_today, failed_tokens_today) = self.spending(day)?;
         Ok(QueueCounts {
             pending: pending as u64,
             over_budget: over_budget as u64,
             given_up: given_up as u64,
             done: done as u64,
-            tokens_today: self.tokens_spent(day)?,
+            tokens_today,
+            failed_tokens_today,
             last_error,
         })
     }

@@ -42,9 +42,26 @@ pub fn lock_path(home: &Path) -> PathBuf {
     home.join("summarize.lock")
 }
 
-/// Starts a background `trae-mem summarize --pending`; the hook never waits for it.
+/// Starts a background `trae-mem summarize --pending`, unless one is
+/// running: that one looks for due sessions again each time it lets go of
+/// its lock, so it takes what was queued meanwhile, and a second would
+/// only start and stop. The hook never waits for it.
 pub fn start_in_background(home: &Path) -> Result<()> {
+    if worker_running(home)? {
+        return Ok(());
+    }
     crate::background::start(home, "summarize", &["summarize", "--pending", "--background"], "summaries by a model")
+}
+
+/// Whether a worker holds the lock. Trying it takes it for a moment;
+/// closing the file lets it go before the worker is started.
+fn worker_running(home: &Path) -> Result<bool> {
+    let lock = crate::background::open_lock(&lock_path(home))?;
+    match lock.try_lock() {
+        Ok(()) => Ok(false),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+        Err(std::fs::TryLockError::Error(err)) => Err(err).context("cannot try the summarize lock"),
+    }
 }
 
 /// What the queue holds, with the tokens spent today (a UTC day).
@@ -70,7 +87,8 @@ pub enum Outcome {
     /// The model's summaries are stored.
     Summarized { session_id: String, by: String, tokens: u64, learnings: usize },
     /// It failed; it is tried again at `retry_at`, or never (`None`).
-    Failed { session_id: String, error: String, retry_at: Option<i64> },
+    /// `charged`: the tokens charged for a request a server received.
+    Failed { session_id: String, error: String, retry_at: Option<i64>, charged: u64 },
     /// The day's budget is spent: it waits for the next day.
     OverBudget { session_id: String, until: i64 },
 }
@@ -94,23 +112,28 @@ pub fn run(store: &mut Store, home: &Path, progress: &mut dyn FnMut(&Outcome)) -
 
 fn one(store: &mut Store, home: &Path, queued: &Queued) -> Result<Outcome> {
     let session_id = queued.session_id.clone();
-    let failed = |store: &mut Store, error: String| -> Result<Outcome> {
+    let day = utc_day(now_ms())?;
+    // `charged`: the estimate of a request a server received before it
+    // failed (timed out, refused, answered badly): it may have cost tokens.
+    let failed = |store: &mut Store, error: String, charged: u64| -> Result<Outcome> {
         let tries = queued.tries + 1;
         let retry_at =
             (tries < MAX_TRIES).then(|| now_ms() + BACKOFF_MS[(tries as usize - 1).min(BACKOFF_MS.len() - 1)]);
-        store.write(|w| w.summary_failed(&queued.session_id, &error, retry_at))?;
+        store.write(|w| {
+            w.summary_failed(&queued.session_id, &error, retry_at)?;
+            w.charge_failure(&day, charged)
+        })?;
         crate::plugins::log_line(home, "host", "warn", &format!("session {}: {error}", queued.session_id));
-        Ok(Outcome::Failed { session_id: queued.session_id.clone(), error, retry_at })
+        Ok(Outcome::Failed { session_id: queued.session_id.clone(), error, retry_at, charged })
     };
     let (plugin, settings) = match decode(queued) {
         Ok(decoded) => decoded,
-        Err(err) => return failed(store, format!("{err:#}")),
+        Err(err) => return failed(store, format!("{err:#}"), 0),
     };
     let observations = store.session_observations(&session_id, false)?;
     let sent = for_model::select(&observations, settings.max_input_chars);
     let estimate = estimate_tokens(&sent);
     let now = now_ms();
-    let day = utc_day(now)?;
     if store.tokens_spent(&day)? + estimate > settings.max_tokens_per_day {
         let until = (now / DAY_MS + 1) * DAY_MS;
         store.write(|w| w.summary_over_budget(&session_id, until))?;
@@ -121,7 +144,10 @@ fn one(store: &mut Store, home: &Path, queued: &Queued) -> Result<Outcome> {
     let limit = Duration::from_millis(settings.timeout_ms);
     let summary = match plugins.summarize(&plugin, &told, &sent, Some(limit)) {
         Ok(summary) => summary,
-        Err(err) => return failed(store, format!("{err:#}")),
+        Err(err) => {
+            let charged = if plugins.requests_handed_over() > 0 { estimate } else { 0 };
+            return failed(store, format!("{err:#}"), charged);
+        }
     };
     // The server's count when the plugin reports it, else our estimate:
     // a plugin cannot spend without being charged.
