@@ -33,6 +33,8 @@ pub enum Reply {
     Slow(Duration),
     /// A 307 to this URL.
     Redirect(String),
+    /// The good summary, with one learning of this title.
+    Learned(&'static str),
 }
 
 /// A request the server received.
@@ -95,10 +97,11 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>, script: &Mutex<Vec<Reply>>)
         let reply = script.lock().unwrap().pop().unwrap_or(Reply::Summary);
         let json = [("content-type", "application/json")];
         let sent = match reply {
-            Reply::Summary => respond(&mut out, "200 OK", &json, answer(openai).to_string().as_bytes()),
+            Reply::Summary => respond(&mut out, "200 OK", &json, answer(openai, LEARNING_TITLE).to_string().as_bytes()),
+            Reply::Learned(title) => respond(&mut out, "200 OK", &json, answer(openai, title).to_string().as_bytes()),
             Reply::Slow(pause) => {
                 std::thread::sleep(pause);
-                respond(&mut out, "200 OK", &json, answer(openai).to_string().as_bytes())
+                respond(&mut out, "200 OK", &json, answer(openai, LEARNING_TITLE).to_string().as_bytes())
             }
             Reply::Status(code) => {
                 let error =
@@ -114,14 +117,14 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>, script: &Mutex<Vec<Reply>>)
     }
 }
 
-/// The model's text: the JSON object the plugin asks for, in a code fence
-/// as models often write it.
-fn text() -> String {
+/// The model's text: the JSON object the plugin asks for, with one
+/// learning of this title, in a code fence as models often write it.
+fn text(learning_title: &str) -> String {
     let summary = json!({
         "brief": BRIEF,
         "detailed": DETAILED,
         "learnings": [{
-            "title": LEARNING_TITLE,
+            "title": learning_title,
             "facts": ["load_config returns Config::default() when the file is absent"],
             "files": ["src/config.rs"],
             "concepts": ["configuration"],
@@ -131,17 +134,17 @@ fn text() -> String {
 }
 
 /// A whole reply in the API's shape.
-fn answer(openai: bool) -> Value {
+fn answer(openai: bool, learning_title: &str) -> Value {
     let (input, output) = TOKENS;
     match openai {
         true => json!({
             "id": "chatcmpl-mock", "object": "chat.completion", "model": "mock",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text()}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text(learning_title)}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output},
         }),
         false => json!({
             "id": "msg_mock", "type": "message", "role": "assistant", "model": "mock",
-            "content": [{"type": "text", "text": text()}], "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": text(learning_title)}], "stop_reason": "end_turn",
             "usage": {"input_tokens": input, "output_tokens": output},
         }),
     }

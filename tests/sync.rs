@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::llm_summarizer as llm;
-use crate::mock_model::{self, MockModel};
+use crate::mock_model::{self, MockModel, Reply};
 use crate::pg::{Postgres, holds};
 use crate::util::{Home, Run, claude_code_payload, copies, run_command, trigrams_left_in_index};
 
@@ -147,6 +147,76 @@ fn a_models_summaries_and_learnings_travel_like_any_other_row() {
     assert!(learned.starts_with(mock_model::LEARNING_TITLE), "{learned}");
     let brief: String = db.query_row("SELECT content FROM summaries WHERE level = 'brief'", [], |r| r.get(0)).unwrap();
     assert_eq!(brief, mock_model::BRIEF, "the model's summary, not a rebuilt one");
+}
+
+#[test]
+fn a_learning_replaced_by_summarizing_again_leaves_the_server_and_every_teammate() {
+    let Some(server) = Postgres::start() else { return };
+    const NEW_TITLE: &str = "The loader reads TRAE_CONFIG before trae.toml";
+    let model = MockModel::start(vec![Reply::Summary, Reply::Learned(NEW_TITLE)]);
+    // Plaintext, so that what the server holds can be read there.
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "plaintext = true\n");
+    let desktop = Machine::new(&server, "ana@desktop", "git@github.com:acme/billing.git", "plaintext = true\n");
+    let url = format!("{}/v1/messages", model.url);
+    let config = llm::model_config(llm::Api::Anthropic, &url, &url, "");
+    laptop.home.write("home/trae-mem.toml", format!("[sync]\nauthor = \"ana@laptop\"\n\n{config}").as_bytes());
+    laptop.session("l1", "quokkamodel");
+    let by_model = |args: &[&str]| laptop.home.run_env(args, &[(llm::KEY_VAR, llm::KEY)], None).ok();
+    by_model(&["summarize", "--pending", "--now"]);
+    laptop.sync(&[]).ok();
+    desktop.sync(&[]).ok();
+    let learnings = |machine: &Machine| -> Vec<String> {
+        let db = machine.home.db();
+        let mut stmt = db.prepare("SELECT content FROM observations WHERE kind = 'learning'").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert!(learnings(&desktop).iter().any(|l| l.starts_with(mock_model::LEARNING_TITLE)));
+
+    // Summarized again, the session taught something else.
+    by_model(&["summarize", &laptop.session_of("quokkamodel")]);
+    by_model(&["summarize", "--pending", "--now"]);
+    assert_eq!(model.seen().len(), 2);
+    laptop.sync(&[]).ok();
+    desktop.sync(&[]).ok();
+    for machine in [&laptop, &desktop] {
+        let left = learnings(machine);
+        assert!(left.len() == 1 && left[0].starts_with(NEW_TITLE), "{left:?}");
+    }
+    let rows = server.dump();
+    assert!(rows.iter().any(|r| holds(r, NEW_TITLE)));
+    assert!(!rows.iter().any(|r| holds(r, mock_model::LEARNING_TITLE)), "the replaced learning is off the server");
+}
+
+#[test]
+fn a_rescan_that_takes_a_secret_out_takes_every_copy_off_the_server_and_teammates_get_the_redacted_rows() {
+    let Some(server) = Postgres::start() else { return };
+    let laptop = Machine::new(&server, "ana@laptop", "git@github.com:acme/billing.git", "plaintext = true\n");
+    let bob = Machine::new(&server, "bob@work", "git@github.com:acme/billing.git", "plaintext = true\n");
+    // Stored and shared before any rule knew it for a secret.
+    laptop.session("l1", "acme_482913");
+    laptop.sync(&[]).ok();
+    bob.sync(&[]).ok();
+    assert!(server.dump().iter().any(|r| holds(r, "acme_482913")), "on the server before the rule");
+    assert!(bob.observations().iter().any(|(_, _, c)| c.contains("acme_482913")));
+
+    laptop.home.write(
+        "home/trae-mem.toml",
+        b"[sync]\nauthor = \"ana@laptop\"\n[privacy]\nsecret_patterns = ['acme_[0-9]{6}']\n",
+    );
+    let rescanned = laptop.home.run(&["gc", "--rescan", "--json"], None).ok().json();
+    assert!(rescanned["rescan"]["observations_redacted"].as_u64().unwrap() >= 2, "{rescanned}");
+    laptop.sync(&[]).ok();
+    bob.sync(&[]).ok();
+
+    let rows = server.dump();
+    assert!(!rows.iter().any(|r| holds(r, "acme_482913")), "a copy of the secret is left on the server");
+    assert!(rows.iter().any(|r| holds(r, "[REDACTED]")), "the redacted rows went up in their place");
+    let held = bob.observations();
+    assert!(!held.iter().any(|(_, _, c)| c.contains("482913")), "{held:#?}");
+    assert!(held.iter().any(|(_, _, c)| c.contains("[REDACTED]")), "{held:#?}");
+    let summaries: String =
+        bob.home.db().query_row("SELECT group_concat(content) FROM summaries", [], |r| r.get(0)).unwrap();
+    assert!(!summaries.contains("482913"), "{summaries}");
 }
 
 /// Gives every machine after the first the first one's new team key.

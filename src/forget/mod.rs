@@ -103,7 +103,7 @@ pub fn carry_out(
     let mut report = Forgotten { observations: removed.observations, ..Forgotten::default() };
     let mut emptied: BTreeSet<String> = plan.sessions.iter().cloned().collect();
     let mut shrunk = Vec::new();
-    for session in removed.sessions {
+    for session in removed.sessions.iter().cloned() {
         if emptied.contains(&session) || store.observation_count(&session).map_err(ForgetError::Delete)? == 0 {
             emptied.insert(session);
         } else {
@@ -113,10 +113,14 @@ pub fn carry_out(
 
     for session in shrunk {
         // A model's learnings may quote what was forgotten, like the
-        // summaries: they go, and the summaries are written again.
-        let learnings = store.learnings(&session).map_err(ForgetError::Delete)?;
-        let removed = store.delete_observations(&learnings, true, secure, &mut |_| {}).map_err(ForgetError::Delete)?;
-        report.observations += removed.observations;
+        // summaries: they go, and the summaries are written again. A
+        // learning forgotten alone (a teammate's summarizer replaced it)
+        // leaves the others be.
+        if removed.sources_of_learnings.contains(&session) {
+            let learnings = store.learnings(&session).map_err(ForgetError::Delete)?;
+            let gone = store.delete_observations(&learnings, true, secure, &mut |_| {}).map_err(ForgetError::Delete)?;
+            report.observations += gone.observations;
+        }
         // The summaries may quote what was forgotten: write them again from
         // what remains, or drop them when nothing public does.
         let resummarized = resummarize(store, loaded, &session)

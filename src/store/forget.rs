@@ -57,6 +57,9 @@ pub struct Removed {
     pub observations: u64,
     /// The sessions that lost observations.
     pub sessions: BTreeSet<String>,
+    /// Of those, the sessions that lost a row other than a learning: their
+    /// learnings may quote it.
+    pub sources_of_learnings: BTreeSet<String>,
 }
 
 /// Past this many rows, a forget skips FTS5's secure-delete and merges the
@@ -131,8 +134,11 @@ impl Store {
                     break;
                 }
                 rest = tail;
-                if let Some(session) = delete_observation(&tx, self.index, id, remember.then_some(now))? {
+                if let Some((session, kind)) = delete_observation(&tx, self.index, id, remember.then_some(now))? {
                     removed.observations += 1;
+                    if kind != super::summary_queue::LEARNING {
+                        removed.sources_of_learnings.insert(session.clone());
+                    }
                     removed.sessions.insert(session);
                 }
             }
@@ -284,19 +290,20 @@ impl Store {
 /// processes read.
 const WAL_PATIENCE: Duration = Duration::from_secs(30);
 
-/// Deletes one observation and its index entry; returns its session, or
-/// `None` when there was no such row. With `tombstone_at`, buries it.
+/// Deletes one observation and its index entry; returns its session and
+/// kind, or `None` when there was no such row. With `tombstone_at`,
+/// buries it.
 pub(super) fn delete_observation(
     conn: &Connection,
     index: index::IndexMode,
     id: i64,
     tombstone_at: Option<i64>,
-) -> Result<Option<String>> {
-    let row: Option<(String, i64, String, bool)> = conn
-        .prepare_cached("SELECT session_id, ts, content, private FROM observations WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+) -> Result<Option<(String, String)>> {
+    let row: Option<(String, i64, String, bool, String)> = conn
+        .prepare_cached("SELECT session_id, ts, content, private, kind FROM observations WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
         .optional()?;
-    let Some((session, ts, content, private)) = row else { return Ok(None) };
+    let Some((session, ts, content, private, kind)) = row else { return Ok(None) };
     if !private {
         index::remove(conn, index, id, &content)?;
     }
@@ -304,7 +311,7 @@ pub(super) fn delete_observation(
     if let Some(at) = tombstone_at {
         bury(conn, TombstoneKind::Observation, &fingerprint(&session, ts, &content), at)?;
     }
-    Ok(Some(session))
+    Ok(Some((session, kind)))
 }
 
 fn delete_summaries(conn: &Connection, index: index::IndexMode, session_id: &str) -> Result<()> {

@@ -3,10 +3,13 @@
 //! the row, the index and the file's free space: `PRAGMA secure_delete`
 //! zeroes what the update frees, the index drops the old text's entries
 //! at once (FTS5's secure-delete), and `reclaim` empties the log after.
+//! An observation's old text leaves a tombstone, which a sync pushes to
+//! take it off the team server too.
 
 use anyhow::Result;
 use rusqlite::params;
 
+use super::tombstone::{self, TombstoneKind};
 use super::{PRIVATE_PLACEHOLDER, Store, SummaryLevel, index};
 
 /// A stored text, by the row that holds it.
@@ -56,17 +59,32 @@ impl Store {
         let mode = self.index;
         self.write(|w| {
             let conn = w.conn();
+            let now = super::now_ms();
             for row in rewritten {
-                let old: String = conn
-                    .prepare_cached("SELECT content FROM observations WHERE id = ?1")?
-                    .query_row([row.id], |r| r.get(0))?;
+                let (old, ts): (String, i64) = conn
+                    .prepare_cached("SELECT content, ts FROM observations WHERE id = ?1")?
+                    .query_row([row.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
                 index::remove(conn, mode, row.id, &old)?;
+                // The old text is another memory now, gone: its tombstone
+                // takes it off the team server and teammates' stores.
+                tombstone::bury(
+                    conn,
+                    TombstoneKind::Observation,
+                    &tombstone::fingerprint(&row.session_id, ts, &old),
+                    now,
+                )?;
                 let private = row.content == PRIVATE_PLACEHOLDER;
                 conn.prepare_cached("UPDATE observations SET content = ?2, private = ?3 WHERE id = ?1")?
                     .execute(params![row.id, row.content, private])?;
                 if !private {
                     index::add(conn, mode, row.id, &row.content)?;
                 }
+            }
+            // Rows below a project's sync mark count as pushed: look again
+            // from the first, so that the rewritten rows go up in place of
+            // the old.
+            if !rewritten.is_empty() {
+                conn.execute("UPDATE sync_projects SET observation_mark = 0, mark_fingerprint = NULL", [])?;
             }
             Ok(())
         })

@@ -119,22 +119,32 @@ impl Writer<'_> {
     /// Replaces the session's learnings (observations of kind `learning`) by
     /// `learnings`, each a text and its tags. They are dated at the
     /// session's last row: what a session taught is not new activity in it.
+    /// A learning said again is kept as it is; one no longer said is
+    /// forgotten with a tombstone, so that a teammate who pulled it drops
+    /// it too.
     pub(crate) fn replace_learnings(&self, session_id: &str, learnings: &[(String, Vec<String>)]) -> Result<()> {
-        let old: Vec<i64> = self
-            .conn()
-            .prepare_cached("SELECT id FROM observations WHERE session_id = ?1 AND kind = 'learning'")?
-            .query_map(params![session_id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        for id in old {
-            forget::delete_observation(self.conn(), self.index(), id, None)?;
-        }
         let at: Option<i64> = self
             .conn()
-            .prepare_cached("SELECT max(ts) FROM observations WHERE session_id = ?1")?
+            .prepare_cached("SELECT max(ts) FROM observations WHERE session_id = ?1 AND kind != 'learning'")?
             .query_row(params![session_id], |r| r.get(0))?;
+        let old: Vec<(i64, i64, String)> = self
+            .conn()
+            .prepare_cached("SELECT id, ts, content FROM observations WHERE session_id = ?1 AND kind = 'learning'")?
+            .query_map(params![session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let said_again = |ts: i64, content: &str| Some(ts) == at && learnings.iter().any(|(c, _)| c == content);
+        let now = super::now_ms();
+        for (id, ts, content) in &old {
+            if !said_again(*ts, content) {
+                forget::delete_observation(self.conn(), self.index(), *id, Some(now))?;
+            }
+        }
         let Some(at) = at else { return Ok(()) };
         let kind = super::Kind::Other(LEARNING.to_owned());
         for (content, tags) in learnings {
+            if old.iter().any(|(_, ts, kept)| *ts == at && kept == content) {
+                continue;
+            }
             let observation =
                 super::NewObservation { session_id, ts: at, kind: &kind, tool: None, content, private: false, tags };
             self.add_observation(&observation)?;

@@ -61,6 +61,9 @@ pub struct Outgoing {
     scanned: Option<i64>,
     /// The sessions whose records this batch carries.
     sessions: HashSet<RecordId>,
+    /// Records this batch supersedes, for the server to delete: what its
+    /// tombstones name, and the older versions of the summaries it carries.
+    pub withdrawn: Vec<RecordId>,
 }
 
 impl ExportRecord {
@@ -112,10 +115,20 @@ fn on_server(conn: &Connection, id: &RecordId) -> Result<bool> {
     Ok(found.is_some())
 }
 
-fn note_on_server(conn: &Connection, project: i64, id: &RecordId) -> Result<()> {
-    conn.prepare_cached("INSERT INTO sync_records(record_id, project) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
-        .execute(params![&id[..], project])?;
+fn note_on_server(conn: &Connection, project: i64, id: &RecordId, record: &ExportRecord) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO sync_records(record_id, project, summary_of) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+    )?
+    .execute(params![&id[..], project, summary_of(record)])?;
     Ok(())
+}
+
+/// What a summary record is a version of: its session and level.
+fn summary_of(record: &ExportRecord) -> Option<String> {
+    match record {
+        ExportRecord::Summary(summary) => Some(format!("{}/{}", summary.session_id, summary.level.as_str())),
+        _ => None,
+    }
 }
 
 impl Store {
@@ -178,13 +191,19 @@ impl Store {
     /// Notes that `batch` is on the server.
     pub(crate) fn pushed(&mut self, state: &mut SyncState, batch: &Outgoing) -> Result<()> {
         // An idle sync's empty batch has nothing to note: no write lock.
-        if batch.records.is_empty() && batch.mark.is_none() {
+        if batch.records.is_empty() && batch.mark.is_none() && batch.withdrawn.is_empty() {
             state.scanned = batch.scanned.unwrap_or(state.scanned);
             return Ok(());
         }
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for (id, _) in &batch.records {
-            note_on_server(&tx, state.project, id)?;
+        for (id, record) in &batch.records {
+            note_on_server(&tx, state.project, id, record)?;
+        }
+        // Withdrawn summary versions are gone from the server; a buried
+        // record stays noted, which keeps it from being pushed again.
+        for id in &batch.withdrawn {
+            tx.prepare_cached("DELETE FROM sync_records WHERE record_id = ?1 AND summary_of IS NOT NULL")?
+                .execute([&id[..]])?;
         }
         if let Some((mark, fingerprint)) = &batch.mark {
             tx.prepare_cached("UPDATE sync_projects SET observation_mark = ?2, mark_fingerprint = ?3 WHERE id = ?1")?
@@ -296,7 +315,7 @@ fn apply_one(
         ExportRecord::Tombstone(_) => {}
     }
     import_record(writer, &record, report).context("cannot store a pulled record")?;
-    note_on_server(conn, sync_project, &id)
+    note_on_server(conn, sync_project, &id, &record)
 }
 
 /// Whether the row the mark stopped at is still the row it was: otherwise
@@ -405,6 +424,11 @@ fn summaries_to_push(conn: &Connection, project: &str, author: &str, out: &mut O
         let record = ExportRecord::Summary(summary);
         let id = record.record_id();
         if !on_server(conn, &id)? {
+            let mut older = conn.prepare_cached("SELECT record_id FROM sync_records WHERE summary_of = ?1")?;
+            let older = older.query_map([summary_of(&record)], |r| r.get::<_, Vec<u8>>(0))?;
+            for old in older {
+                out.withdrawn.extend(RecordId::try_from(old?.as_slice()).ok());
+            }
             with_session(conn, &session_id, author, out)?;
             out.records.push((id, record));
         }
@@ -421,9 +445,11 @@ fn tombstones_to_push(conn: &Connection, state: &SyncState, out: &mut Outgoing) 
         if shared.is_none() {
             continue;
         }
+        let buried = buried_record(&stone);
         let record = ExportRecord::Tombstone(stone);
         let id = record.record_id();
         if !on_server(conn, &id)? {
+            out.withdrawn.push(buried);
             out.records.push((id, record));
         }
     }

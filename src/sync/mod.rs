@@ -210,7 +210,8 @@ pub fn sync(store: &mut Store, shared: &Shared, progress: &mut dyn FnMut(&str, u
             .iter()
             .map(|(id, record)| sealer.seal(*id, kind_of(record), serde_json::to_vec(record)?))
             .collect::<Result<Vec<_>>>()?;
-        report.pushed += server.push(&sealer.project, &sealed).context("cannot push to the sync server")?;
+        report.pushed +=
+            server.push(&sealer.project, &sealed, &batch.withdrawn).context("cannot push to the sync server")?;
         store.pushed(&mut state, &batch)?;
         progress("pushed", report.pushed);
     }

@@ -87,9 +87,11 @@ impl Server {
         Ok(())
     }
 
-    /// Appends records to `project`'s log, in order. Records already there
-    /// (by id) are left as they are. Returns how many were new.
-    pub fn push(&mut self, project: &[u8; 32], records: &[Sealed]) -> Result<u64> {
+    /// Appends records to `project`'s log, in order, and deletes the
+    /// records they supersede (`withdrawn`: what a tombstone names, an
+    /// older version of a summary), in one transaction. Records already
+    /// there (by id) are left as they are. Returns how many were new.
+    pub fn push(&mut self, project: &[u8; 32], records: &[Sealed], withdrawn: &[RecordId]) -> Result<u64> {
         let ids: Vec<uuid::Uuid> = records.iter().map(|r| uuid::Uuid::from_bytes(r.id)).collect();
         let kinds: Vec<i16> = records.iter().map(|r| r.kind).collect();
         let nonces: Vec<&[u8]> = records.iter().map(|r| r.nonce.as_slice()).collect();
@@ -104,6 +106,13 @@ impl Server {
              ON CONFLICT (project, id) DO NOTHING",
             &[&project.as_slice(), &ids, &kinds, &nonces, &bodies],
         )?;
+        if !withdrawn.is_empty() {
+            let withdrawn: Vec<uuid::Uuid> = withdrawn.iter().map(|id| uuid::Uuid::from_bytes(*id)).collect();
+            tx.execute(
+                "DELETE FROM trae_mem_records WHERE project = $1 AND id = ANY($2::uuid[])",
+                &[&project.as_slice(), &withdrawn],
+            )?;
+        }
         tx.commit()?;
         Ok(inserted)
     }
