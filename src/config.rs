@@ -6,10 +6,13 @@
 //! Merging: tables merge key by key, and a value in the project file
 //! replaces the same key's value in the global file.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
+use toml::Spanned;
+use toml::de::{DeArray, DeTable, DeValue};
 
 use crate::store::IndexMode;
 
@@ -730,11 +733,18 @@ fn find_upward(start: &Path) -> Option<PathBuf> {
 }
 
 /// Reads one config file, checking it on its own first so that an error
-/// names this file, the line and the key, and lists what is allowed.
+/// names this file, the line and the key, and lists what is allowed: every
+/// such error of the file at once (see `read_all`).
 /// Plugin and model paths become absolute, relative to this file.
 fn read_table(file: &Path) -> Result<toml::Table> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let config = toml::from_str::<Config>(&text).map_err(|err| anyhow::anyhow!("{}: {err}", file.display()))?;
+    let config = read_all(&text).map_err(|problems| match problems.as_slice() {
+        [one] => anyhow::anyhow!("{}: {one}", file.display()),
+        all => {
+            let each: Vec<String> = all.iter().map(|problem| problem.to_string()).collect();
+            anyhow::anyhow!("{}: {} problems:\n{}", file.display(), all.len(), each.join("\n"))
+        }
+    })?;
     check(&config).map_err(|err| anyhow::anyhow!("{}: {err}", file.display()))?;
     let mut table = text.parse::<toml::Table>()?;
     let base = file.parent().unwrap_or(Path::new("."));
@@ -753,6 +763,111 @@ fn read_table(file: &Path) -> Result<toml::Table> {
         }
     }
     Ok(table)
+}
+
+/// A config file's text as settings, or every unknown key and value of the
+/// wrong type in it, in the file's order, each showing its line: serde stops
+/// at the first, so the entry at fault is set aside and the rest read
+/// again, until they read.
+fn read_all(text: &str) -> Result<Config, Vec<toml::de::Error>> {
+    let root = DeTable::parse(text).map_err(|err| vec![err])?;
+    let mut root = Spanned::new(root.span(), DeValue::Table(root.into_inner()));
+    let mut problems: Vec<toml::de::Error> = Vec::new();
+    // The tables an entry was set aside from, by their spans: a field one of
+    // them misses now is that entry's fault, and said already.
+    let mut set_aside_from = Vec::new();
+    loop {
+        let DeValue::Table(table) = root.get_ref().clone() else { unreachable!("the root is a table") };
+        let mut err = match Config::deserialize(toml::de::Deserializer::from(Spanned::new(root.span(), table))) {
+            Ok(config) if problems.is_empty() => return Ok(config),
+            Ok(_) => break,
+            Err(err) => err,
+        };
+        let at = err.span().and_then(|span| blame(&root, &span));
+        err.set_input(Some(text));
+        let Some(Blame { path, span, parent }) = at else {
+            problems.push(err);
+            break;
+        };
+        if !set_aside_from.contains(&span) {
+            problems.push(err);
+        }
+        set_aside_from.push(parent);
+        if !set_aside(root.get_mut(), &path) {
+            break;
+        }
+    }
+    problems.sort_by_key(|err| err.span().map(|span| span.start));
+    Err(problems)
+}
+
+/// A step from a table to one of its entries, or from an array to an item.
+#[derive(Clone)]
+enum Step {
+    Key(String),
+    Item(usize),
+}
+
+/// The entry an error's span points into, the innermost one.
+struct Blame {
+    path: Vec<Step>,
+    /// The entry's value's span.
+    span: Range<usize>,
+    /// The span of the table or array that holds it.
+    parent: Range<usize>,
+}
+
+/// The innermost entry under `value` whose key or value holds `error`.
+fn blame(value: &Spanned<DeValue<'_>>, error: &Range<usize>) -> Option<Blame> {
+    fn walk(
+        value: &Spanned<DeValue<'_>>,
+        error: &Range<usize>,
+        path: &mut Vec<Step>,
+        best: &mut Option<(usize, Blame)>,
+    ) {
+        let mut visit = |step: Step, key: Option<Range<usize>>, item: &Spanned<DeValue<'_>>| {
+            path.push(step);
+            for span in key.into_iter().chain([item.span()]) {
+                // On a tie the inner one wins: it is visited later.
+                let holds = span.start <= error.start && error.end <= span.end;
+                if holds && best.as_ref().is_none_or(|(len, _)| span.len() <= *len) {
+                    let blame = Blame { path: path.clone(), span: item.span(), parent: value.span() };
+                    *best = Some((span.len(), blame));
+                }
+            }
+            walk(item, error, path, best);
+            path.pop();
+        };
+        match value.get_ref() {
+            DeValue::Table(table) => {
+                table.iter().for_each(|(key, item)| visit(Step::Key(key.get_ref().to_string()), Some(key.span()), item))
+            }
+            DeValue::Array(items) => items.iter().enumerate().for_each(|(i, item)| visit(Step::Item(i), None, item)),
+            _ => {}
+        }
+    }
+    let mut best = None;
+    walk(value, error, &mut Vec::new(), &mut best);
+    best.map(|(_, blame)| blame)
+}
+
+/// Removes the entry at `path`; false when there is none.
+fn set_aside(value: &mut DeValue<'_>, path: &[Step]) -> bool {
+    match (value, path) {
+        (DeValue::Table(table), [Step::Key(key)]) => table.remove(key.as_str()).is_some(),
+        (DeValue::Array(items), [Step::Item(i)]) if *i < items.len() => {
+            let kept = std::mem::replace(items, DeArray::new()).into_iter().enumerate();
+            *items = kept.filter(|(j, _)| j != i).map(|(_, item)| item).collect();
+            true
+        }
+        (DeValue::Table(table), [Step::Key(key), rest @ ..]) => {
+            table.get_mut(key.as_str()).is_some_and(|item| set_aside(item.get_mut(), rest))
+        }
+        (DeValue::Array(items), [Step::Item(i), rest @ ..]) => {
+            items.get_mut(*i).is_some_and(|item| set_aside(item.get_mut(), rest))
+        }
+        _ => false,
+    }
 }
 
 /// Checks what serde cannot: names, roles and values that must agree.

@@ -293,3 +293,63 @@ fn a_home_that_does_not_exist_is_reported_and_never_made() {
     assert!(said.contains("no memory in") && said.contains("does not exist"), "{said}");
     assert!(!typo.exists(), "doctor made the home {}: {run}", typo.display());
 }
+
+/// The `TOML parse error at line N` reports in a config check's detail,
+/// each as (N, the rest of it).
+fn config_problems(out: &Value) -> Vec<(usize, String)> {
+    let detail = check(out, "config")["detail"].as_str().unwrap().to_owned();
+    detail
+        .split("TOML parse error at line ")
+        .skip(1)
+        .map(|report| {
+            let (line, rest) = report.split_once(", column ").unwrap();
+            (line.parse().unwrap(), rest.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn every_unknown_key_and_wrong_type_of_a_config_file_is_named_with_its_line() {
+    let home = Home::new();
+    let project =
+        "[capture]\nprompt_char = 3\nevents = \"*\"\n\n[hook]\ndeadline = 5\n\n[summarize]\ntimeout_ms = \"fast\"\n";
+    home.write("work/trae-mem.toml", project.as_bytes());
+    let run = home.run(&["doctor", "--json"], None).code(1);
+    let out = run.json();
+    assert_eq!(check(&out, "config")["ok"], false, "{run}");
+    let problems = config_problems(&out);
+    let expected = [
+        (2, "unknown field `prompt_char`, expected one of `prompt_chars`"),
+        (3, "invalid type: string \"*\", expected a sequence"),
+        (6, "unknown field `deadline`, expected `deadline_ms` or `lock_wait_ms`"),
+        (9, "invalid type: string \"fast\", expected u64"),
+    ];
+    assert_eq!(problems.len(), expected.len(), "{run}");
+    for ((line, said), (want_line, want)) in problems.iter().zip(expected) {
+        assert!(*line == want_line && said.contains(want), "line {want_line}: {want}\n{run}");
+    }
+    let text = home.run(&["doctor"], None).code(1);
+    assert!(text.stdout.contains("FAIL config: ") && text.stdout.contains("4 problems:"), "{text}");
+    assert!(text.stdout.contains("unknown field `deadline`"), "{text}");
+
+    // The home's file likewise; a plugin whose name is no string is not
+    // also said to have no name.
+    std::fs::remove_file(home.work().join("trae-mem.toml")).unwrap();
+    let global = "[context]\nbudget_chars = \"lots\"\nsessions = -1\n\n[mcp]\nallow_forgets = true\n\n\
+                  [[plugins]]\nname = 3\npath = \"a.wasm\"\nrole = \"sampler\"\ntools = [\"*\"]\n";
+    std::fs::write(home.home().join("trae-mem.toml"), global).unwrap();
+    let run = home.run(&["doctor", "--json"], None).code(1);
+    let out = run.json();
+    let problems = config_problems(&out);
+    let expected = [
+        (2, "invalid type: string \"lots\", expected usize"),
+        (3, "invalid value: integer `-1`, expected usize"),
+        (6, "unknown field `allow_forgets`, expected `allow_forget`"),
+        (9, "invalid type: integer `3`, expected a string"),
+    ];
+    assert_eq!(problems.len(), expected.len(), "{run}");
+    for ((line, said), (want_line, want)) in problems.iter().zip(expected) {
+        assert!(*line == want_line && said.contains(want), "line {want_line}: {want}\n{run}");
+    }
+    assert!(check(&out, "config")["detail"].as_str().unwrap().contains("home/trae-mem.toml"), "{run}");
+}

@@ -184,3 +184,41 @@ fn a_bad_line_stops_the_import_and_names_the_line() {
     let run = home.run(&["sessions", "--json"], None).ok();
     assert_eq!(run.json(), json!([]), "{run}");
 }
+
+#[test]
+fn a_failed_import_into_a_new_home_leaves_no_home_behind() {
+    let home = Home::new();
+    // The default home, ~/.trae-mem, never used.
+    let default_home = home.home().parent().unwrap().join(".trae-mem");
+    let default_env = [("TRAE_MEM_HOME", "")];
+    let never_used = home.run_env(&["search", "foo"], &default_env, None).code(1);
+    assert!(never_used.stderr.contains("there is no memory in"), "{never_used}");
+
+    let run = home.run_env(&["import", "-"], &default_env, Some(b"garbage\n")).code(1);
+    assert!(run.stderr.starts_with("trae-mem: line 1 is not a trae-mem export record"), "{run}");
+    assert!(!default_home.exists(), "{} was left behind\n{run}", default_home.display());
+    let after = home.run_env(&["search", "foo"], &default_env, None).code(1);
+    assert_eq!(after.stderr, never_used.stderr, "{after}");
+    let stats = home.run_env(&["stats"], &default_env, None).code(1);
+    assert!(stats.stderr.contains("there is no memory in"), "{stats}");
+    let doctor = home.run_env(&["doctor", "--json"], &default_env, None);
+    let said = doctor.json()["checks"][1].to_string();
+    assert!(said.contains("no memory in") && said.contains("does not exist"), "{doctor}");
+
+    // A home some levels down, and an input that cannot be read: no
+    // database, and none of the directories.
+    let nested = home.home().join("new/nested");
+    let nested_env = [("TRAE_MEM_HOME", nested.to_str().unwrap())];
+    let run = home.run_env(&["import", "missing.jsonl"], &nested_env, None).code(1);
+    assert!(run.stderr.contains("cannot open missing.jsonl"), "{run}");
+    assert!(!home.home().join("new").exists(), "{run}");
+    let run = home.run_env(&["import", "-"], &nested_env, Some(b"garbage\n")).code(1);
+    assert!(!home.home().join("new").exists(), "{run}");
+
+    // A home that was there stays, with what it holds.
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("notes.txt"), "mine").unwrap();
+    home.run_env(&["import", "-"], &nested_env, Some(b"garbage\n")).code(1);
+    assert_eq!(std::fs::read_to_string(nested.join("notes.txt")).unwrap(), "mine");
+    assert!(!nested.join("trae-mem.db").exists());
+}

@@ -1,7 +1,7 @@
 //! `trae-mem import`: JSON lines back into memory.
 
 use std::io::{BufReader, IsTerminal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -28,9 +28,7 @@ pub struct Cmd {
 impl Cmd {
     pub fn run(self, env: &Env) -> Result<()> {
         let loaded = env.load_config()?;
-        let db = loaded.home.join(DB_FILE);
-        let created = !db.exists();
-        let mut store = super::open_store(&loaded)?;
+        // The input first: one that cannot be opened makes nothing.
         let (mut input, size): (Box<dyn std::io::BufRead>, Option<u64>) = if self.file.as_os_str() == "-" {
             (Box::new(BufReader::new(std::io::stdin().lock())), None)
         } else {
@@ -39,17 +37,35 @@ impl Cmd {
             let size = file.metadata().ok().map(|m| m.len());
             (Box::new(BufReader::with_capacity(1 << 20, file)), size)
         };
+        let db = loaded.home.join(DB_FILE);
+        let created = !db.exists();
+        // The directories opening the store makes (the home, and any parent
+        // it lacks), innermost first.
+        let made: Vec<PathBuf> = loaded
+            .home
+            .ancestors()
+            .take_while(|dir| !dir.as_os_str().is_empty() && !dir.exists())
+            .map(Path::to_owned)
+            .collect();
+        let mut store = super::open_store(&loaded)?;
         let bar = progress_bar(size);
         let records = Records::File { input: &mut input, progress: &mut |bytes| bar.set_position(bytes) };
         let taken = bulk::take_in(&mut store, &loaded, records);
         bar.finish_and_clear();
         let (report, _) = match taken {
             Ok(taken) => taken,
-            // An import that stored nothing leaves no database it created:
-            // read commands go on saying there is no memory here.
+            // An import that stored nothing leaves no database it created,
+            // nor the directories it made for it: read commands and doctor
+            // go on saying there is no memory here.
             Err(err) if created && super::reader(&store).holds_nothing().unwrap_or(false) => {
-                if let Err(left) = store.discard() {
-                    eprintln!("trae-mem: warning: cannot remove the empty database {}: {left:#}", db.display());
+                match store.discard() {
+                    Err(left) => {
+                        eprintln!("trae-mem: warning: cannot remove the empty database {}: {left:#}", db.display())
+                    }
+                    // Each only while empty: what another process put there stays.
+                    Ok(()) => {
+                        let _ = made.iter().try_for_each(std::fs::remove_dir);
+                    }
                 }
                 return Err(err);
             }
