@@ -238,9 +238,17 @@ fn prompt_memory_tells_the_fix_not_the_sessions_that_asked_about_it() {
 #[test]
 fn a_store_from_before_session_facts_gets_them_from_gc_and_prompt_memory_reads_them() {
     let home = a_fix_and_four_sessions_asking_how();
-    // As a store written by the build before facts were kept: no table,
-    // schema version 8.
-    home.db().execute_batch("DROP TABLE session_facts; PRAGMA user_version = 8;").unwrap();
+    // As a store written by the build before facts were kept: none of the
+    // later migrations' tables and columns, schema version 8.
+    home.db()
+        .execute_batch(
+            "DROP TABLE session_facts;
+             ALTER TABLE summary_spend DROP COLUMN failed_tokens;
+             DROP INDEX sync_records_summary_of;
+             ALTER TABLE sync_records DROP COLUMN summary_of;
+             PRAGMA user_version = 8;",
+        )
+        .unwrap();
     let collected = home.run(&["gc", "--json"], None).ok().json();
     assert_eq!(collected["facts_written"], 5, "{collected}");
     let db = home.db();

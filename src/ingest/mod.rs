@@ -293,9 +293,9 @@ impl<'a> Ingest<'a> {
         }
         let mut warnings: Vec<Warning> = work.warnings.into_iter().map(Warning::Plugin).collect();
         if event.kind == EventKind::SessionStart && self.loaded.config.context.inject {
-            let (current, limit) = (recorded.as_deref(), self.loaded.config.context.sessions);
             let budget = catch_up_budget(self.loaded);
-            if let Err(err) = summarize::catch_up(&mut store, &plugins, &resolved.project, current, limit, budget) {
+            let current = recorded.as_deref();
+            if let Err(err) = summarize::catch_up(&mut store, &plugins, &resolved.project, current, budget) {
                 warnings.push(Warning::CatchUp(err));
             }
         }

@@ -13,13 +13,10 @@ use anyhow::Result;
 
 use super::asking::asks_memory;
 use crate::config::ContextSettings;
-use crate::store::{Facts, Store, Told};
+use crate::store::{Facts, Store, TOLD_CANDIDATES, Told};
 use crate::summarize;
 use crate::text::clip;
 use crate::timefmt;
-
-/// How many of the project's latest active sessions are considered.
-const CANDIDATES: usize = 30;
 
 /// A session with no work whose prompts and answers come to less than this
 /// only talked briefly.
@@ -77,7 +74,7 @@ pub fn tell(
     settings: &ContextSettings,
     room: usize,
 ) -> Result<Earlier> {
-    let candidates = store.sessions_to_tell(project, current, CANDIDATES)?;
+    let candidates = store.sessions_to_tell(project, current, TOLD_CANDIDATES)?;
     let considered = candidates.len();
     let mut work = Vec::new();
     let mut folded = Vec::new();

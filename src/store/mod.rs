@@ -44,7 +44,7 @@ pub use rewrite::StoredText;
 pub use stats::{KindCount, ProjectStats, Stats};
 pub use summary_queue::{LEARNING, QueueCounts, Queued};
 pub use sync::{Outgoing, RecordId, SyncState};
-pub use timeline::{ListedSession, Located, Recalled, Timeline, Told};
+pub use timeline::{ListedSession, Located, Recalled, TOLD_CANDIDATES, Timeline, Told};
 pub use tombstone::{Tombstone, fingerprint};
 pub use transfer::{ExportRecord, ExternalKey, ImportReport, Records};
 pub use vectors::{Unembedded, VectorCounts, VectorModel};
@@ -109,7 +109,14 @@ pub struct Store {
     index: IndexMode,
     busy_timeout: Duration,
     memory_map: bool,
+    /// The last `sessions_to_tell` answer, with what it was asked and the
+    /// connection's count of changes then.
+    told_memo: std::sync::Mutex<Option<(ToldAsked, Vec<Told>)>>,
 }
+
+/// What `sessions_to_tell` was asked: project, excluded session, limit, and
+/// the connection's count of changes.
+type ToldAsked = (String, Option<String>, usize, u64);
 
 impl Store {
     /// Opens (creating if needed, with owner-only permissions) the database at `path`.
@@ -153,6 +160,7 @@ impl Store {
             index,
             busy_timeout: options.busy_timeout,
             memory_map: options.memory_map,
+            told_memo: Default::default(),
         })
     }
 
@@ -172,7 +180,14 @@ impl Store {
             conn.execute_batch(MEMORY_MAP)?;
         }
         tokenizer::register(&conn)?;
-        Ok(Self { conn, path: self.path.clone(), ..*self })
+        Ok(Self {
+            conn,
+            path: self.path.clone(),
+            index: self.index,
+            busy_timeout: self.busy_timeout,
+            memory_map: self.memory_map,
+            told_memo: Default::default(),
+        })
     }
 
     /// Closes this store and deletes its file, with the write-ahead log and

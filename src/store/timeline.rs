@@ -24,6 +24,9 @@ const SESSION_COLUMNS: &str = "s.id, s.project_path, s.started_at, s.ended_at, s
 /// How many of a project's latest started sessions `sessions_to_tell`
 /// looks at for the most recently active.
 const SESSIONS_CONSIDERED: i64 = 50;
+/// How many of those, the most recently active, a session start weighs
+/// (and its catch-up brings up to date first).
+pub const TOLD_CANDIDATES: usize = 30;
 /// A session `s` that recorded something to tell: a public row, or a brief
 /// summary that retention kept. Sessions opened and closed without a prompt
 /// are not counted among the ones considered: 50 of them had hidden all the
@@ -339,6 +342,23 @@ impl Store {
     /// last activity. Looks among the `SESSIONS_CONSIDERED` latest started,
     /// so that the cost stays the same however long the project's history.
     pub(crate) fn sessions_to_tell(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Told>> {
+        // A session start asks twice, for its catch-up and then for the
+        // telling, and the read counts every chosen session's rows: while
+        // this connection has written nothing in between, the first answer
+        // stands.
+        let asked = (project.to_owned(), exclude.map(str::to_owned), limit, self.conn.total_changes());
+        let mut memo = self.told_memo.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, told)) = memo.as_ref()
+            && *at == asked
+        {
+            return Ok(told.clone());
+        }
+        let told = self.read_sessions_to_tell(project, exclude, limit)?;
+        *memo = Some((asked, told.clone()));
+        Ok(told)
+    }
+
+    fn read_sessions_to_tell(&self, project: &str, exclude: Option<&str>, limit: usize) -> Result<Vec<Told>> {
         // The sessions are chosen by their last activity first, and only
         // the chosen ones are read: their rows counted, their summaries and
         // facts. Reading all of the considered ones before choosing counted

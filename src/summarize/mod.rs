@@ -19,7 +19,7 @@ use anyhow::Result;
 
 use crate::config::{Loaded, PluginDecl, Summarizer};
 use crate::plugins::{Learning, Plugins, SessionFacts};
-use crate::store::{Facts, LEARNING, Store, Summary, SummaryLevel, Writer, now_ms};
+use crate::store::{Facts, LEARNING, Store, Summary, SummaryLevel, TOLD_CANDIDATES, Writer, now_ms};
 use crate::text::clip;
 pub use builtin::{BRIEF_CHARS, DETAILED_CHARS, Summaries};
 pub use facts::tool_action;
@@ -258,8 +258,9 @@ pub fn fill_facts(store: &mut Store, budget: Option<Duration>) -> Result<(usize,
 /// How many sessions `fill_facts` looks up at a time.
 const FILL_BATCH: usize = 100;
 
-/// Brings up to date the summaries of the project's latest sessions (up to
-/// `limit`, leaving out `current`) that have none or went on after theirs:
+/// Brings up to date the summaries of the sessions a session start weighs
+/// (`TOLD_CANDIDATES`, leaving out `current`) that have none or went on
+/// after theirs:
 /// sessions that never sent SessionEnd, or were resumed. Uses the built-in
 /// summarizer, which is quick, and stops when `budget` is spent; SessionEnd,
 /// when it comes, writes the configured summarizer's, and a language model
@@ -271,13 +272,12 @@ pub fn catch_up(
     plugins: &Plugins<'_>,
     project: &str,
     current: Option<&str>,
-    limit: usize,
     budget: Duration,
 ) -> Result<usize> {
     let started = Instant::now();
     let model = choose(plugins).model();
     let mut summarized = 0;
-    for told in store.sessions_to_tell(project, current, limit)? {
+    for told in store.sessions_to_tell(project, current, TOLD_CANDIDATES)? {
         if !told.stale && told.facts.is_some() {
             continue;
         }
