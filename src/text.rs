@@ -155,6 +155,55 @@ pub fn blank_json_keys(text: &mut [u8]) -> bool {
     changed
 }
 
+/// The language a session is told in: its summaries' section titles, and
+/// the memory a later prompt is given of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    English,
+    Chinese,
+}
+
+/// Section titles, in a session's language (`Language::labels`).
+#[derive(Debug)]
+pub struct Labels {
+    pub asked: &'static str,
+    pub concluded: &'static str,
+    pub tools: &'static str,
+    pub errors: &'static str,
+    pub and_more: &'static str,
+}
+
+const ENGLISH: Labels =
+    Labels { asked: "Asked", concluded: "Concluded", tools: "Tools", errors: "Errors", and_more: "more" };
+const CHINESE: Labels =
+    Labels {
+        asked: "用户请求", concluded: "结论与决定", tools: "工具操作", errors: "错误", and_more: "更多"
+    };
+
+impl Language {
+    /// The language of a session that asked `prompts`: Chinese when they
+    /// are mostly Chinese (by letters, not bytes), else English.
+    pub fn of_prompts(prompts: &[String]) -> Language {
+        let (mut han, mut letters) = (0usize, 0usize);
+        for c in prompts.iter().flat_map(|t| t.chars()) {
+            if ('\u{4e00}'..='\u{9fff}').contains(&c) {
+                han += 1;
+                letters += 1;
+            } else if c.is_alphabetic() {
+                letters += 1;
+            }
+        }
+        if letters > 0 && han * 3 >= letters { Language::Chinese } else { Language::English }
+    }
+
+    pub fn labels(self) -> &'static Labels {
+        match self {
+            Language::English => &ENGLISH,
+            Language::Chinese => &CHINESE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -168,6 +217,16 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_session_is_told_in_the_language_most_of_its_prompts_are_in() {
+        let of = |prompts: &[&str]| Language::of_prompts(&prompts.iter().map(|p| p.to_string()).collect::<Vec<_>>());
+        assert_eq!(of(&["请修复数据缓存的超时问题"]), Language::Chinese);
+        assert_eq!(of(&["修复 the cache timeout"]), Language::English);
+        assert_eq!(of(&["fix it", "把 cache 的超时改成三十秒"]), Language::Chinese);
+        assert_eq!(of(&[]), Language::English);
+        assert_eq!(Language::Chinese.labels().asked, "用户请求");
+    }
 
     #[test]
     fn clips_by_characters_and_marks_the_cut() {

@@ -1,11 +1,12 @@
-//! The database file: commands that only read create none, and the one
-//! created is owner-only and in WAL mode.
+//! The database file: commands that only read create none, the one
+//! created is owner-only and in WAL mode, and `stats` tells its size on
+//! disk with its write-ahead log's.
 
 use std::os::unix::fs::PermissionsExt;
 
 use serde_json::json;
 
-use crate::util::Home;
+use crate::util::{Home, claude_code_hook as hook};
 
 #[test]
 fn query_commands_on_a_home_without_a_database_say_so_and_create_nothing() {
@@ -57,4 +58,54 @@ fn the_database_is_owner_only_and_in_wal_mode() {
     assert_eq!(dir_mode & 0o777, 0o700, "{dir_mode:o}");
     let db_mode = std::fs::metadata(fresh.join("trae-mem.db")).unwrap().permissions().mode();
     assert_eq!(db_mode & 0o777, 0o600, "{db_mode:o}");
+}
+
+#[test]
+fn stats_gives_the_memorys_size_as_its_files_add_up_write_ahead_log_included() {
+    let home = Home::new();
+    for i in 0..6 {
+        let sid = format!("s{i}");
+        hook(&home, &sid, "UserPromptSubmit", json!({"prompt": format!("make step {i} of the importer resumable")}))
+            .ok();
+        hook(
+            &home,
+            &sid,
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": format!("t{i}"), "tool_input": {"command": "cargo test import"},
+                   "tool_response": {"stdout": "test result: ok. 12 passed".repeat(40)}}),
+        )
+        .ok();
+        hook(&home, &sid, "Stop", json!({"last_assistant_message": format!("Step {i} now resumes where it stopped.")}))
+            .ok();
+    }
+    home.settle();
+    let text = home.run(&["stats"], None).ok();
+    let stats = home.run(&["stats", "--json"], None).ok().json();
+    // Read after `stats`, which only reads: no checkpoint has copied the log in.
+    let on_disk: Vec<(String, u64)> = ["", "-wal", "-shm"]
+        .iter()
+        .filter_map(|suffix| {
+            let path = format!("{}{suffix}", home.db_path().display());
+            std::fs::metadata(&path).ok().map(|m| (path, m.len()))
+        })
+        .collect();
+    let size = |suffix: &str| on_disk.iter().find(|(p, _)| p.ends_with(&format!(".db{suffix}"))).map_or(0, |f| f.1);
+    let total: u64 = on_disk.iter().map(|(_, bytes)| bytes).sum();
+    assert!(size("-wal") > 0 && total > size(""), "the log holds what was stored: {on_disk:?}");
+
+    assert_eq!(stats["size_bytes"], total, "the memory's size is its files': {on_disk:?}\n{stats:#}");
+    let listed: Vec<(String, u64)> = stats["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("each file is listed: {stats:#}"))
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap_or_default().to_owned(), f["bytes"].as_u64().unwrap_or_default()))
+        .collect();
+    assert_eq!(listed, on_disk, "{stats:#}");
+
+    let headline = format!("  {} on disk (", trae_mem::text::bytes(total));
+    assert!(text.stdout.contains(&headline), "the headline size is {headline:?}: {on_disk:?}\n{text}");
+    let bytes = |suffix| trae_mem::text::bytes(size(suffix));
+    let each =
+        format!("  database {}, write-ahead log {}, shared memory {}\n", bytes(""), bytes("-wal"), bytes("-shm"));
+    assert!(text.stdout.contains(&each), "each file's size, {each:?}:\n{text}");
 }

@@ -74,6 +74,8 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
 
     let stats = home.run(&["stats", "--json"], None).ok().json();
     let stats_keys = [
+        "size_bytes",
+        "files",
         "db_bytes",
         "wal_bytes",
         "shm_bytes",
@@ -99,6 +101,7 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
     assert_shape("stats --json", &stats, &stats_keys);
     assert_shape("stats --json", &stats["projects"][0], &["project", "sessions", "observations", "oldest", "newest"]);
     assert_shape("stats --json", &stats["kinds"][0], &["kind", "observations"]);
+    assert_shape("stats --json", &stats["files"][0], &["path", "bytes"]);
     assert_shape("stats --json", &stats["vectors"], &["embedded", "pending"]);
     assert_shape("stats --json", &stats["retention"], &["max_age_days", "max_db_mb", "keep_summaries"]);
     let model_summaries =

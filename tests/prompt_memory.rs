@@ -102,6 +102,52 @@ fn a_prompt_asking_in_other_words_or_in_chinese_is_told_the_fix_and_an_unrelated
 }
 
 #[test]
+fn a_chinese_session_is_told_to_a_later_prompt_in_chinese_as_session_start_tells_it() {
+    let how_to_search = "Search this memory with `trae-mem search \"<words>\" --project .` and see what happened around a hit with `trae-mem timeline <id>`.";
+    // What is told is the point here, not how fast: a debug build on a busy
+    // machine may take longer than a hook's 3 s to embed the prompt.
+    let patient = |home: &Home| home.write("home/trae-mem.toml", b"[hook]\ndeadline_ms = 60000\n");
+    let home = Home::new();
+    patient(&home);
+    session(&home, "zh", "请修复数据缓存的超时问题", "src/cache.rs", "已修复：数据缓存现在有超时和重试。");
+    home.settle();
+    let start = hook(&home, "later", "SessionStart", json!({"source": "startup"})).ok().json();
+    let start = start["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        start.contains("用户请求:") && start.contains("结论与决定:"),
+        "session start tells it in Chinese:\n{start}"
+    );
+
+    let memory = told(&home, "数据缓存的超时问题上次是怎么修的？");
+    assert!(memory.contains("用户请求: 请修复数据缓存的超时问题"), "as session start asks:\n{memory}");
+    assert!(memory.contains("结论与决定: 已修复：数据缓存现在有超时和重试。"), "and concludes:\n{memory}");
+    assert!(!memory.contains("Asked:") && !memory.contains("Concluded:"), "no English titles:\n{memory}");
+    assert!(
+        memory.ends_with(&format!("`trae-mem show <session>` 可查看一个会话的其余内容。\n{how_to_search}")),
+        "the block ends in two whole sentences, the first in Chinese:\n{memory}"
+    );
+
+    // An English session keeps English titles and footer, each sentence whole.
+    let home = Home::new();
+    patient(&home);
+    session(
+        &home,
+        "en",
+        "Fix the timeout of the data cache.",
+        "src/cache.rs",
+        "Fixed: the data cache now times out and retries.",
+    );
+    let memory = told(&home, "How did we fix the data cache timeout last time?");
+    assert!(memory.contains("Asked: Fix the timeout of the data cache."), "{memory}");
+    assert!(memory.contains("Concluded: Fixed: the data cache now times out and retries."), "{memory}");
+    assert!(
+        memory.ends_with(&format!("\n`trae-mem show <session>` has the rest of a session.\n{how_to_search}")),
+        "the block ends in two whole sentences:\n{memory}"
+    );
+    assert!(!memory.contains("; Search") && !memory.contains("；"), "no sentence runs into the next:\n{memory}");
+}
+
+#[test]
 fn search_says_while_memories_wait_for_vectors_and_an_import_starts_giving_them() {
     let home = Home::new();
     let export = home.write(

@@ -15,13 +15,14 @@ use trae_mem::timefmt;
 
 /// Show what memory holds and how big it is.
 ///
-/// Sizes of the database, its write-ahead log and the full-text index; observations and sessions
-/// by project and kind; the oldest and newest; what waits in the spool; when gc last finished;
-/// the sessions waiting for a language model's summaries, and the tokens spent on them today.
+/// The memory's size on disk (the database with its write-ahead log), each file's and the
+/// full-text index's; observations and sessions by project and kind; the oldest and newest; what
+/// waits in the spool; when gc last finished; the sessions waiting for a language model's
+/// summaries, and the tokens spent on them today.
 #[derive(Debug, Args)]
 pub struct Cmd {
-    /// Print JSON: the store's figures, plus spooled, dead_letters, gc_finished_at, retention and
-    /// model_summaries.
+    /// Print JSON: the store's figures (size_bytes, and each of its files with its path and size),
+    /// plus spooled, dead_letters, gc_finished_at, retention and model_summaries.
     #[arg(long)]
     json: bool,
 }
@@ -79,14 +80,22 @@ impl Cmd {
         }
         let colour = output::colour();
         let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), timefmt::local_minute);
+        let bytes = trae_mem::text::bytes;
         println!("{}", store.path().display());
+        // The log may hold most of what was stored until a checkpoint
+        // copies it in: the memory's size is all its files'.
         println!(
-            "  database {} ({} in use, full-text index {}), write-ahead log {}",
-            trae_mem::text::bytes(stats.db_bytes),
-            trae_mem::text::bytes(stats.used_bytes),
-            trae_mem::text::bytes(stats.index_bytes),
-            trae_mem::text::bytes(stats.wal_bytes)
+            "  {} on disk ({} in use, full-text index {})",
+            bytes(stats.size_bytes),
+            bytes(stats.used_bytes),
+            bytes(stats.index_bytes)
         );
+        let files: Vec<String> = [("database", stats.db_bytes), ("write-ahead log", stats.wal_bytes)]
+            .into_iter()
+            .chain((stats.shm_bytes > 0).then_some(("shared memory", stats.shm_bytes)))
+            .map(|(file, size)| format!("{file} {}", bytes(size)))
+            .collect();
+        println!("  {}", files.join(", "));
         println!(
             "  {}, {} ({} private), {}, {}",
             output::count(stats.sessions, "session", "sessions"),
@@ -109,8 +118,12 @@ impl Cmd {
                 0 => String::new(),
                 n => format!(" ({n} over [summarize] max_tokens_per_day until tomorrow)"),
             };
+            let failed = match model.queue.failed_tokens_today {
+                0 => String::new(),
+                n => format!(" ({n} for failed requests)"),
+            };
             println!(
-                "  summaries by a model: {} done, {} waiting{budget}, {} given up; {} of {} tokens spent today",
+                "  summaries by a model: {} done, {} waiting{budget}, {} given up; {} of {} tokens spent today{failed}",
                 model.queue.done,
                 model.queue.pending,
                 model.queue.given_up,

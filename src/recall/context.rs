@@ -14,7 +14,7 @@ use super::snippet::{self, MARK_END, MARK_START};
 use super::{asking, meaning, query, rank};
 use crate::config::ContextSettings;
 use crate::store::{Facts, Filters, Recalled, Store};
-use crate::text::{clip, clip_at_sentence};
+use crate::text::{Language, clip, clip_at_sentence};
 use crate::timefmt;
 
 /// The line that tells the agent how to recall more.
@@ -229,15 +229,22 @@ pub fn for_prompt(
     if chosen.is_empty() {
         return Ok(None);
     }
+    let told: Vec<&str> = chosen.iter().map(|&key| recalled[key].summary.session_id.as_str()).collect();
+    let facts = store.facts_of(&told)?;
+    // Each memory is told in its session's language, as session start
+    // tells it; so is where the rest is, when every memory told is Chinese.
+    let language_of = |session: &str| Language::of_prompts(facts.get(session).map_or(&[], |f| &f.asked));
+    let rest = match told.iter().all(|s| language_of(s) == Language::Chinese) {
+        true => "`trae-mem show <session>` 可查看一个会话的其余内容。",
+        false => "`trae-mem show <session>` has the rest of a session.",
+    };
     // Two sentences: `HOW_TO_SEARCH` opens with a capital, and ends every
     // block as written (an echoed block is found by it).
-    let footer = format!("`trae-mem show <session>` has the rest of a session.\n{HOW_TO_SEARCH}");
+    let footer = format!("{rest}\n{HOW_TO_SEARCH}");
     // The budget is shared out among the memories, each told as far as its
     // share goes: what was asked, and what was concluded, whole if it fits.
     let room = settings.prompt_budget_chars.saturating_sub(PROMPT_HEADER.chars().count() + footer.chars().count());
     let share = room / chosen.len();
-    let told: Vec<&str> = chosen.iter().map(|&key| recalled[key].summary.session_id.as_str()).collect();
-    let facts = store.facts_of(&told)?;
     let mut lines = String::new();
     for key in chosen {
         let Recalled { summary, author, .. } = &recalled[key];
@@ -337,23 +344,29 @@ fn choose(recalled: &[Recalled], by_words: &[rank::Ranked], standing: &[(&str, f
 /// A session as a prompt's memory tells it, in `room` characters: what was
 /// asked and what was concluded (the last conclusion, which a session ends
 /// on), then what went wrong if room is left. The conclusion is never cut
-/// for the question: it takes up to two thirds of the room first.
+/// for the question: it takes up to two thirds of the room first. Its
+/// titles are session start's, in the session's language.
 fn asked_and_concluded(facts: &Facts, room: usize) -> String {
+    let labels = Language::of_prompts(&facts.asked).labels();
+    let label = |title: &str| format!("{title}: ");
+    let (asked_label, concluded_label, errors_label) =
+        (label(labels.asked), label(labels.concluded), label(labels.errors));
+    let chars = |text: &str| text.chars().count();
     let concluded = facts.concluded.last().map(|c| clip_at_sentence(c, room * 2 / 3));
-    let concluded_chars = concluded.as_ref().map_or(0, |c| c.chars().count() + " Concluded: ".len());
+    let concluded_chars = concluded.as_ref().map_or(0, |c| chars(c) + 1 + chars(&concluded_label));
     let mut parts = Vec::new();
     if let Some(asked) = facts.asked.first() {
-        let asked_room = room.saturating_sub(concluded_chars + "Asked: ".len());
-        parts.push(format!("Asked: {}", clip_at_sentence(asked, asked_room)));
+        let asked_room = room.saturating_sub(concluded_chars + chars(&asked_label));
+        parts.push(format!("{asked_label}{}", clip_at_sentence(asked, asked_room)));
     }
     if let Some(concluded) = concluded {
-        parts.push(format!("Concluded: {concluded}"));
+        parts.push(format!("{concluded_label}{concluded}"));
     }
-    let used: usize = parts.iter().map(|p| p.chars().count() + 1).sum();
+    let used: usize = parts.iter().map(|p| chars(p) + 1).sum();
     if let Some(error) = facts.failed.first()
         && room > used + 40
     {
-        parts.push(format!("Ran into: {}", clip_at_sentence(error, room - used - "Ran into: ".len())));
+        parts.push(format!("{errors_label}{}", clip_at_sentence(error, room - used - chars(&errors_label))));
     }
     parts.join(" ")
 }

@@ -11,6 +11,13 @@ use super::Store;
 /// The store's sizes and contents.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stats {
+    /// Bytes the memory takes on disk: the database file with its
+    /// write-ahead log and shared memory file. Between checkpoints the log
+    /// may hold most of what was stored, so the database file alone says
+    /// little.
+    pub size_bytes: u64,
+    /// Each of those files that exists, the database first.
+    pub files: Vec<StoreFile>,
     /// Bytes of the database file, its write-ahead log and shared memory file.
     pub db_bytes: u64,
     pub wal_bytes: u64,
@@ -33,6 +40,13 @@ pub struct Stats {
     pub newest: Option<i64>,
     pub projects: Vec<ProjectStats>,
     pub kinds: Vec<KindCount>,
+}
+
+/// One file of the store on disk.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreFile {
+    pub path: String,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,10 +110,19 @@ impl Store {
         )? as u64;
         let projects = self.projects()?;
         let kinds = self.kinds()?;
+        let on_disk = |suffix: &str| {
+            let path = beside(&self.path, suffix);
+            let bytes = std::fs::metadata(&path).ok()?.len();
+            Some(StoreFile { path: Path::new(&path).display().to_string(), bytes })
+        };
+        let (db, wal, shm) = (on_disk(""), on_disk("-wal"), on_disk("-shm"));
+        let bytes = |file: &Option<StoreFile>| file.as_ref().map_or(0, |f| f.bytes);
         Ok(Stats {
-            db_bytes: file_size(&self.path, ""),
-            wal_bytes: file_size(&self.path, "-wal"),
-            shm_bytes: file_size(&self.path, "-shm"),
+            size_bytes: bytes(&db) + bytes(&wal) + bytes(&shm),
+            db_bytes: bytes(&db),
+            wal_bytes: bytes(&wal),
+            shm_bytes: bytes(&shm),
+            files: [db, wal, shm].into_iter().flatten().collect(),
             used_bytes: self.used_bytes()?,
             index_bytes,
             sessions: count("SELECT count(*) FROM sessions")?,

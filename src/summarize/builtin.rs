@@ -6,7 +6,7 @@
 
 use super::facts;
 use crate::store::{Facts, Kind, Observation};
-use crate::text::clip;
+use crate::text::{Labels, Language, clip};
 
 /// The most characters in a brief summary.
 pub const BRIEF_CHARS: usize = 900;
@@ -20,22 +20,6 @@ pub struct Summaries {
     pub detailed: String,
 }
 
-/// Section titles, in the session's language.
-struct Labels {
-    asked: &'static str,
-    concluded: &'static str,
-    tools: &'static str,
-    errors: &'static str,
-    and_more: &'static str,
-}
-
-const ENGLISH: Labels =
-    Labels { asked: "Asked", concluded: "Concluded", tools: "Tools", errors: "Errors", and_more: "more" };
-const CHINESE: Labels =
-    Labels {
-        asked: "用户请求", concluded: "结论与决定", tools: "工具操作", errors: "错误", and_more: "更多"
-    };
-
 /// Writes a session's summaries from its observations and their facts
 /// (`facts::of`). Returns `None` when nothing public happened.
 pub fn summarize(observations: &[Observation], facts: &Facts) -> Option<Summaries> {
@@ -44,7 +28,7 @@ pub fn summarize(observations: &[Observation], facts: &Facts) -> Option<Summarie
         facts::public(observations).filter(|o| o.kind == Kind::Response).map(|o| facts::one_line(&o.content)),
     );
     let Facts { asked, concluded, failed, tools, .. } = facts;
-    let labels = if mostly_chinese(asked) { &CHINESE } else { &ENGLISH };
+    let labels = Language::of_prompts(asked).labels();
     let tool_counts = tool_tally(&facts.tool_counts);
 
     let mut brief = Vec::new();
@@ -102,20 +86,6 @@ fn more(count: usize, labels: &Labels) -> String {
 /// "Bash ×3, Edit ×2", most used first.
 fn tool_tally(counts: &[(String, u64)]) -> String {
     counts.iter().map(|(n, c)| format!("{n} ×{c}")).collect::<Vec<_>>().join(", ")
-}
-
-/// Whether the prompts are mostly Chinese (by letters, not bytes).
-fn mostly_chinese(texts: &[String]) -> bool {
-    let (mut han, mut letters) = (0usize, 0usize);
-    for c in texts.iter().flat_map(|t| t.chars()) {
-        if ('\u{4e00}'..='\u{9fff}').contains(&c) {
-            han += 1;
-            letters += 1;
-        } else if c.is_alphabetic() {
-            letters += 1;
-        }
-    }
-    letters > 0 && han * 3 >= letters
 }
 
 #[cfg(test)]
