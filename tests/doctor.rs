@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::Home;
+use crate::util::{Home, Run};
 
 /// The checks of a `doctor --json` run, by name.
 fn checks(out: &Value) -> Vec<(String, bool)> {
@@ -308,6 +308,15 @@ fn config_problems(out: &Value) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// Checks that doctor named exactly these config problems, each on its line.
+fn assert_problems(out: &Value, run: &Run, expected: &[(usize, &str)]) {
+    let problems = config_problems(out);
+    assert_eq!(problems.len(), expected.len(), "{run}");
+    for ((line, said), (want_line, want)) in problems.iter().zip(expected) {
+        assert!(*line == *want_line && said.contains(want), "line {want_line}: {want}\n{run}");
+    }
+}
+
 #[test]
 fn every_unknown_key_and_wrong_type_of_a_config_file_is_named_with_its_line() {
     let home = Home::new();
@@ -317,17 +326,13 @@ fn every_unknown_key_and_wrong_type_of_a_config_file_is_named_with_its_line() {
     let run = home.run(&["doctor", "--json"], None).code(1);
     let out = run.json();
     assert_eq!(check(&out, "config")["ok"], false, "{run}");
-    let problems = config_problems(&out);
     let expected = [
         (2, "unknown field `prompt_char`, expected one of `prompt_chars`"),
         (3, "invalid type: string \"*\", expected a sequence"),
         (6, "unknown field `deadline`, expected `deadline_ms` or `lock_wait_ms`"),
         (9, "invalid type: string \"fast\", expected u64"),
     ];
-    assert_eq!(problems.len(), expected.len(), "{run}");
-    for ((line, said), (want_line, want)) in problems.iter().zip(expected) {
-        assert!(*line == want_line && said.contains(want), "line {want_line}: {want}\n{run}");
-    }
+    assert_problems(&out, &run, &expected);
     let text = home.run(&["doctor"], None).code(1);
     assert!(text.stdout.contains("FAIL config: ") && text.stdout.contains("4 problems:"), "{text}");
     assert!(text.stdout.contains("unknown field `deadline`"), "{text}");
@@ -340,16 +345,12 @@ fn every_unknown_key_and_wrong_type_of_a_config_file_is_named_with_its_line() {
     std::fs::write(home.home().join("trae-mem.toml"), global).unwrap();
     let run = home.run(&["doctor", "--json"], None).code(1);
     let out = run.json();
-    let problems = config_problems(&out);
     let expected = [
         (2, "invalid type: string \"lots\", expected usize"),
         (3, "invalid value: integer `-1`, expected usize"),
         (6, "unknown field `allow_forgets`, expected `allow_forget`"),
         (9, "invalid type: integer `3`, expected a string"),
     ];
-    assert_eq!(problems.len(), expected.len(), "{run}");
-    for ((line, said), (want_line, want)) in problems.iter().zip(expected) {
-        assert!(*line == want_line && said.contains(want), "line {want_line}: {want}\n{run}");
-    }
+    assert_problems(&out, &run, &expected);
     assert!(check(&out, "config")["detail"].as_str().unwrap().contains("home/trae-mem.toml"), "{run}");
 }

@@ -253,8 +253,9 @@ fn failures_keep_the_built_in_summary_and_are_retried_after_a_growing_pause() {
     assert_eq!(learnings, 1);
 }
 
-#[test]
-fn a_server_that_is_down_or_slow_is_given_up_after_five_tries_and_reported() {
+/// A home whose model server is not there, with one session that ended and
+/// was tried once.
+fn tried_once_with_no_server() -> Home {
     // Nothing listens on this port once the listener is gone.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/v1/messages");
@@ -262,6 +263,12 @@ fn a_server_that_is_down_or_slow_is_given_up_after_five_tries_and_reported() {
     session(&home, "s1");
     end(&home, "s1");
     pending(&home, false);
+    home
+}
+
+#[test]
+fn a_server_that_is_down_or_slow_is_given_up_after_five_tries_and_reported() {
+    let home = tried_once_with_no_server();
     for _ in 0..4 {
         pending(&home, true);
     }
@@ -437,12 +444,7 @@ fn a_request_that_fails_once_the_server_has_it_is_charged_its_estimate() {
     }
 
     // A server that is not there received nothing: nothing is charged.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("http://127.0.0.1:{port}/v1/messages");
-    let home = model_home(Api::Anthropic, &url, &url, "");
-    session(&home, "s1");
-    end(&home, "s1");
-    pending(&home, false);
+    let home = tried_once_with_no_server();
     let stats = home.run(&["stats", "--json"], None).ok().json();
     assert_eq!(stats["model_summaries"]["tokens_today"], 0, "{stats}");
 }
