@@ -93,12 +93,31 @@ fn a_browser_sees_an_observation_arrive_finds_it_opens_its_session_and_forgets_i
     assert_eq!(hostile["console_errors"], serde_json::json!([]), "{hostile}");
 }
 
-/// The README's picture of the viewer, from the demo's data. Written to
-/// `docs/viewer.png` when `TRAE_MEM_SCREENSHOT=1`, and to the test's
-/// temporary home otherwise, so that a test run leaves the tree clean.
+/// Whether a font for Chinese is installed (`fc-list :lang=zh` names one).
+fn cjk_font() -> bool {
+    std::process::Command::new("fc-list")
+        .arg(":lang=zh")
+        .output()
+        .is_ok_and(|out| out.status.success() && !out.stdout.trim_ascii().is_empty())
+}
+
+/// The README's picture of the viewer, from the demo's data: a search in
+/// English and in Chinese, with a summary card for each, its words marked.
+/// Written to `docs/viewer.png` when `TRAE_MEM_SCREENSHOT=1` (quantized by
+/// pngquant, which must be installed then), and to the test's temporary
+/// home otherwise, so that a test run leaves the tree clean. Without a CJK
+/// font its Chinese would show as boxes, so it is not taken at all.
 #[test]
 fn the_readme_screenshot_is_taken_from_the_demo() {
     let Some((python, chromium)) = browser() else { return };
+    if !cjk_font() {
+        skip(
+            "the README screenshot (not retaken)",
+            "no CJK font (`fc-list :lang=zh` names none), so its Chinese would show as boxes: \
+             install fonts-noto-cjk (scripts/test does, as root)",
+        );
+        return;
+    }
     let home = Home::new();
     home.run(&["--home", home.home().to_str().unwrap(), "demo"], None).ok();
     let viewer = Viewer::start(&home);
@@ -117,4 +136,26 @@ fn the_readme_screenshot_is_taken_from_the_demo() {
     assert_eq!(run.code, 0, "{run}");
     let png = std::fs::read(&out).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{} bytes", png.len());
+
+    // The picture shows a summary card for each language, its words marked
+    // as an observation's are.
+    let steps = steps(&run.stdout);
+    let shot = step(&steps, "screenshot");
+    let marks: Vec<Vec<&str>> = shot["summary_marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|card| card.as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect())
+        .collect();
+    assert!(marks.len() >= 2, "fewer than two summary cards in the picture: {shot}");
+    for word in ["database", "缓存"] {
+        assert!(marks.iter().any(|card| card.contains(&word)), "no summary card marks {word}: {shot}");
+    }
+    let retaken = out.starts_with(env!("CARGO_MANIFEST_DIR"));
+    assert!(
+        !retaken || shot["quantized"] == true,
+        "docs/viewer.png was written as Chromium took it ({} bytes): retake it with pngquant installed, \
+         which quantizes it to about half",
+        png.len()
+    );
 }

@@ -696,3 +696,67 @@ fn the_project_page_names_each_session_by_its_first_public_prompt_or_else_its_br
     // The private prompt came first: the heading above is the public one after it.
     assert!(!page.contains("[PRIVATE]"), "{page}");
 }
+
+/// The marked excerpt of the hit whose card starts at `card` (an
+/// observation's `<li class="hit">` or a summary's), as the page shows it.
+fn marked_excerpt(card: &str) -> &str {
+    let start = card.find("<p class=\"snippet\">").unwrap_or_else(|| panic!("no excerpt in the card: {card}"));
+    let end = card[start..].find("</p>").unwrap() + start + "</p>".len();
+    &card[start..end]
+}
+
+#[test]
+fn a_summary_card_marks_the_matched_words_as_an_observation_card_does() {
+    let home = Home::new();
+    let dir = project(&home);
+    prompt(&home, "s-marmot", "why does the marmot scheduler skip the 缓存 warmup on Mondays");
+    let prompt_id = newest_id(&home);
+    edit(&home, "s-marmot", "src/marmot/ptarmigan_queue.rs");
+    claude_code_hook(
+        &home,
+        "s-marmot",
+        "Stop",
+        json!({"cwd": dir, "last_assistant_message": "Fixed: the marmot scheduler runs the 缓存 warmup every day."}),
+    )
+    .ok();
+    let session = session_of(&home, "s-marmot");
+    home.run(&["summarize", &session], None).ok();
+    let (brief, detailed) = (summary(&home, &session, "brief"), summary(&home, &session, "detailed"));
+    assert!(brief.contains("marmot") && brief.contains("缓存"), "{brief}");
+    assert!(!brief.contains("ptarmigan") && detailed.contains("ptarmigan_queue"), "{brief}\n---\n{detailed}");
+
+    let viewer = Viewer::start(&home);
+    // Words in the brief (a Latin one and a Chinese one), and a word in the
+    // detailed summary only; the page and the fragment search as you type
+    // puts in its place.
+    let in_brief = ["marmot", "缓存"];
+    for words in [&in_brief[..], &["ptarmigan_queue"]] {
+        let query = trae_mem_encode(&words.join(" "));
+        for path in [format!("/search?q={query}"), format!("/search?q={query}&fragment=true")] {
+            let page = viewer.page(&path);
+            let cards = summary_cards(&page, &session);
+            assert_eq!(cards.len(), 1, "{path}: one card for the session's summaries:\n{page}");
+            let summary_excerpt = marked_excerpt(cards[0]);
+            for word in words {
+                assert!(
+                    summary_excerpt.contains(&format!("<mark>{word}</mark>")),
+                    "{path}: {word} unmarked: {}",
+                    cards[0]
+                );
+            }
+            if words == in_brief {
+                // The prompt's own card, an observation's, marks them the same way.
+                let observation = page
+                    .split("<li class=\"hit\">")
+                    .skip(1)
+                    .find(|card| card.contains(&format!(">#{prompt_id}<")))
+                    .unwrap_or_else(|| panic!("{path}: no card for the prompt #{prompt_id}:\n{page}"));
+                let observation_excerpt = marked_excerpt(observation);
+                for word in words {
+                    let marked = format!("<mark>{word}</mark>");
+                    assert!(observation_excerpt.contains(&marked), "{path}: {observation}");
+                }
+            }
+        }
+    }
+}

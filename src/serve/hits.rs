@@ -1,7 +1,8 @@
 //! A search's results as the viewer shows them. An observation's hit is its
 //! excerpt, matches marked. A session's summaries are one hit (search ranks
-//! whichever of the two matches better), shown as one card: the brief
-//! summary, with the detailed one a click away, whichever of them matched.
+//! whichever of the two matches better), shown as one card: the excerpt of
+//! whichever matched, marked as an observation's, then the brief summary,
+//! with the detailed one a click away.
 
 use anyhow::Result;
 use maud::{Markup, html};
@@ -35,22 +36,22 @@ fn observation_card(hit: &SearchHit) -> Markup {
     html! {
         li.hit {
             (meta(hit))
-            p.snippet { (snippet(&hit.snippet)) }
+            (excerpt(hit))
         }
     }
 }
 
-/// A session's summaries as one card: the brief shown, the detailed folded.
-/// Without a brief (a teammate's store may have pushed only one level),
-/// the matched excerpt stands in for it.
+/// A session's summaries as one card: the matched excerpt, marked as an
+/// observation's is, then the brief shown and the detailed folded (a
+/// teammate's store may have pushed only one level).
 fn summary_card(hit: &SearchHit, summaries: &[Summary]) -> Markup {
     let level = |wanted: SummaryLevel| summaries.iter().find(|s| s.level == wanted).map(|s| s.content.as_str());
     html! {
         li.hit.summary data-session=(hit.session_id) {
             (meta(hit))
-            @match level(SummaryLevel::Brief) {
-                Some(brief) => pre.content.brief { (brief) },
-                None => p.snippet { (snippet(&hit.snippet)) },
+            (excerpt(hit))
+            @if let Some(brief) = level(SummaryLevel::Brief) {
+                pre.content.brief { (brief) }
             }
             @if let Some(detailed) = level(SummaryLevel::Detailed) {
                 details.io {
@@ -60,6 +61,12 @@ fn summary_card(hit: &SearchHit, summaries: &[Summary]) -> Markup {
             }
         }
     }
+}
+
+/// Where a hit holds the query's words: its excerpt, matches marked. Every
+/// card shows it, an observation's and a summary's alike.
+fn excerpt(hit: &SearchHit) -> Markup {
+    html! { p.snippet { (snippet(&hit.snippet)) } }
 }
 
 /// What a hit is and where it comes from: its reference (an observation's
