@@ -104,8 +104,16 @@ fn every_json_shape_the_readme_lists_has_exactly_its_keys() {
     assert_shape("stats --json", &stats["files"][0], &["path", "bytes"]);
     assert_shape("stats --json", &stats["vectors"], &["embedded", "pending"]);
     assert_shape("stats --json", &stats["retention"], &["max_age_days", "max_db_mb", "keep_summaries"]);
-    let model_summaries =
-        ["pending", "over_budget", "given_up", "done", "tokens_today", "last_error", "max_tokens_per_day"];
+    let model_summaries = [
+        "pending",
+        "over_budget",
+        "given_up",
+        "done",
+        "tokens_today",
+        "failed_tokens_today",
+        "last_error",
+        "max_tokens_per_day",
+    ];
     assert_shape("stats --json", &stats["model_summaries"], &model_summaries);
 
     // A waiting event (the database held by another process) and a dead letter.

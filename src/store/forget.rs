@@ -136,7 +136,7 @@ impl Store {
                 rest = tail;
                 if let Some((session, kind)) = delete_observation(&tx, self.index, id, remember.then_some(now))? {
                     removed.observations += 1;
-                    if kind != super::summary_queue::LEARNING {
+                    if kind != super::LEARNING {
                         removed.sources_of_learnings.insert(session.clone());
                     }
                     removed.sessions.insert(session);

@@ -38,11 +38,11 @@ pub use facts::Facts;
 pub use forget::{Removed, SECURE_DELETE_MAX, Selection};
 pub use index::IndexMode;
 pub use model::{
-    Kind, Observation, SESSION_END_NOTE, STOP_NOTE, Session, SessionDetail, Summary, SummaryLevel, TURN_ENDED,
+    Kind, LEARNING, Observation, SESSION_END_NOTE, STOP_NOTE, Session, SessionDetail, Summary, SummaryLevel, TURN_ENDED,
 };
 pub use rewrite::StoredText;
 pub use stats::{KindCount, ProjectStats, Stats};
-pub use summary_queue::{LEARNING, QueueCounts, Queued};
+pub use summary_queue::{QueueCounts, Queued};
 pub use sync::{Outgoing, RecordId, SyncState};
 pub use timeline::{ListedSession, Located, Recalled, TOLD_CANDIDATES, Timeline, Told};
 pub use tombstone::{Tombstone, fingerprint};

@@ -37,6 +37,8 @@ pub struct Observation {
 /// that something happened, and say nothing search should find by meaning.
 pub const STOP_NOTE: &str = "stop: ";
 pub const SESSION_END_NOTE: &str = "session end: ";
+/// The kind of the observations a summarizer's learnings become.
+pub const LEARNING: &str = "learning";
 /// The reason a turn's end is given when the client names none.
 pub const TURN_ENDED: &str = "turn ended";
 

@@ -5,7 +5,7 @@
 use anyhow::Result;
 use rusqlite::{OptionalExtension, params};
 
-use super::{Store, Writer, forget};
+use super::{LEARNING, Store, Writer, forget};
 
 /// A queued session, as the worker takes it.
 #[derive(Debug, Clone)]
@@ -152,9 +152,6 @@ impl Writer<'_> {
         Ok(())
     }
 }
-
-/// The kind of the observations a summarizer's learnings become.
-pub const LEARNING: &str = "learning";
 
 impl Store {
     /// The ids of a session's learnings.
