@@ -132,17 +132,17 @@ impl Writer<'_> {
             .prepare_cached("SELECT id, ts, content FROM observations WHERE session_id = ?1 AND kind = 'learning'")?
             .query_map(params![session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        let said_again = |ts: i64, content: &str| Some(ts) == at && learnings.iter().any(|(c, _)| c == content);
+        let (kept, gone): (Vec<_>, Vec<_>) = old
+            .iter()
+            .partition(|(_, ts, content)| Some(*ts) == at && learnings.iter().any(|(said, _)| said == content));
         let now = super::now_ms();
-        for (id, ts, content) in &old {
-            if !said_again(*ts, content) {
-                forget::delete_observation(self.conn(), self.index(), *id, Some(now))?;
-            }
+        for (id, ..) in gone {
+            forget::delete_observation(self.conn(), self.index(), *id, Some(now))?;
         }
         let Some(at) = at else { return Ok(()) };
         let kind = super::Kind::Other(LEARNING.to_owned());
         for (content, tags) in learnings {
-            if old.iter().any(|(_, ts, kept)| *ts == at && kept == content) {
+            if kept.iter().any(|(.., stored)| stored == content) {
                 continue;
             }
             let observation =

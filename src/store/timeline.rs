@@ -28,7 +28,7 @@ const SESSIONS_CONSIDERED: i64 = 50;
 /// (and its catch-up brings up to date first).
 pub const TOLD_CANDIDATES: usize = 30;
 /// A session `s` that recorded something to tell: a public row, or a brief
-/// summary that retention kept. Sessions opened and closed without a prompt
+/// summary that retention kept (so its last activity is never null). Sessions opened and closed without a prompt
 /// are not counted among the ones considered: 50 of them had hidden all the
 /// work before them.
 const RECORDED: &str = "(EXISTS (SELECT 1 FROM observations o WHERE o.session_id = s.id AND o.private = 0)
@@ -371,7 +371,6 @@ impl Store {
                  FROM (SELECT id FROM sessions s WHERE project_path = ?1 AND id IS NOT ?2 AND {RECORDED}
                        ORDER BY started_at DESC LIMIT ?3) s
                  LEFT JOIN summaries sm ON sm.session_id = s.id AND sm.level = 'brief'
-                 WHERE active IS NOT NULL
                  ORDER BY active DESC, s.id LIMIT ?4)
              SELECT {SESSION_COLUMNS}, b.content, c.summarized_at, c.active, f.facts,
                     (SELECT length(d.content) FROM summaries d WHERE d.session_id = s.id AND d.level = 'detailed')
