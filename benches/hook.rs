@@ -10,8 +10,10 @@
 //! `cargo bench -- hook --observations 100000 --runs 300`
 //!
 //! `--baseline PATH` also runs another trae-mem binary (an older build),
-//! interleaved with this one on the same store, and prints the ratio: a
-//! change's cost measured in one run, on one machine's load.
+//! interleaved with this one, and prints the ratios for PostToolUse and
+//! SessionStart: a change's cost measured in one run, on one machine's
+//! load. The baseline gets a store of its own, imported by itself from the
+//! same corpus, since an older build refuses a store a newer one migrated.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -91,29 +93,33 @@ pub fn main(args: Vec<String>) -> anyhow::Result<()> {
         spawn(&floor, &[], &home, &payload)?;
         spawn(&exe, &["hook"], &home, &tool_call(runs + n)?)?;
     }
-    let baseline = flag("--baseline").map(PathBuf::from);
+    let baseline = match flag("--baseline") {
+        Some(path) => Some(Baseline::import(PathBuf::from(path), dir.path(), &export)?),
+        None => None,
+    };
     let (mut floor_ms, mut hook_ms, mut base_ms) = (Vec::new(), Vec::new(), Vec::new());
     for n in 0..runs {
         let payload = tool_call(n)?;
         floor_ms.push(spawn(&floor, &[], &home, &payload)?);
         hook_ms.push(spawn(&exe, &["hook"], &home, &payload)?);
-        if let Some(baseline) = &baseline {
-            base_ms.push(spawn(baseline, &["hook"], &home, &tool_call(2 * runs + n)?)?);
+        if let Some(base) = &baseline {
+            base_ms.push(spawn(&base.exe, &["hook"], &base.home, &payload)?);
         }
     }
     let (floor_p50, hook_p50) = (percentile(&mut floor_ms, 50.0), percentile(&mut hook_ms, 50.0));
     println!("floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut floor_ms, 95.0));
     println!("hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut hook_ms, 95.0));
     println!("hook / floor (p50)         {:.2}x", hook_p50 / floor_p50);
-    if let Some(baseline) = &baseline {
+    if let Some(base) = &baseline {
         let base_p50 = percentile(&mut base_ms, 50.0);
         println!(
             "baseline {}  p50 {base_p50:6.2} ms  p95 {:6.2} ms",
-            baseline.display(),
+            base.exe.display(),
             percentile(&mut base_ms, 95.0)
         );
         println!("hook / baseline (p50)      {:.3}x", hook_p50 / base_p50);
     }
+    session_start_figures(&exe, &home, dir.path(), runs, baseline.as_ref())?;
     let payload_file = dir.path().join("payload.json");
     std::fs::write(&payload_file, &payload)?;
     println!("peak memory of a hook      {:.1} MB (max RSS)", hook_rss_kb(&exe, &home, &payload_file)? as f64 / 1024.0);
@@ -138,6 +144,93 @@ pub fn main(args: Vec<String>) -> anyhow::Result<()> {
         "hook SessionEnd ({session_size} obs)   p50 {:6.2} ms  (5 runs, summary included)",
         percentile(&mut ends, 50.0)
     );
+    Ok(())
+}
+
+/// Another trae-mem binary, with a store of its own that it imported
+/// from the benchmark's corpus. The embed that an import starts is kept
+/// from running (its locks are held here), so that it takes no CPU from
+/// the figures; neither hook measured reads vectors.
+struct Baseline {
+    exe: PathBuf,
+    home: PathBuf,
+    _embed_locks: [std::fs::File; 2],
+}
+
+impl Baseline {
+    fn import(exe: PathBuf, dir: &Path, export: &Path) -> anyhow::Result<Baseline> {
+        let home = dir.join("baseline-home");
+        std::fs::create_dir_all(&home)?;
+        let lock = |name: &str| -> anyhow::Result<std::fs::File> {
+            let file = std::fs::File::create(home.join(name))?;
+            file.lock()?;
+            Ok(file)
+        };
+        let _embed_locks = [lock("embed.lock")?, lock("embed.queue")?];
+        let status = Command::new(&exe)
+            .args(["import", "--json"])
+            .arg(export)
+            .env("TRAE_MEM_HOME", &home)
+            .stdout(Stdio::null())
+            .status()?;
+        anyhow::ensure!(status.success(), "{} could not import the corpus: {status}", exe.display());
+        Ok(Baseline { exe, home, _embed_locks })
+    }
+}
+
+/// SessionStart in a project of the corpus, telling its earlier sessions,
+/// against the baseline when given. The same session resumes each run: a
+/// new one each time would pile up sessions that recorded nothing. Each
+/// binary first runs until what it tells stops changing, which brings the
+/// summaries it tells up to date (the baseline's store has none yet), so
+/// that no timed run writes them.
+fn session_start_figures(
+    exe: &Path,
+    home: &Path,
+    dir: &Path,
+    runs: usize,
+    baseline: Option<&Baseline>,
+) -> anyhow::Result<()> {
+    let payload = serde_json::to_vec(&json!({"session_id": "bench-session-start", "cwd": "/home/dev/src/project-3",
+        "hook_event_name": "SessionStart", "source": "resume"}))?;
+    let mut hooks = vec![(exe, home)];
+    hooks.extend(baseline.map(|b| (b.exe.as_path(), b.home.as_path())));
+    for (exe, home) in &hooks {
+        let told = || -> anyhow::Result<Vec<u8>> {
+            let out = Command::new(exe)
+                .arg("hook")
+                .current_dir(dir)
+                .env("TRAE_MEM_HOME", home)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    child.stdin.take().expect("piped").write_all(&payload)?;
+                    child.wait_with_output()
+                })?;
+            anyhow::ensure!(out.status.success(), "{} hook exited with {}", exe.display(), out.status);
+            Ok(out.stdout)
+        };
+        let mut before = told()?;
+        for _ in 0..20 {
+            let now = told()?;
+            if now == before {
+                break;
+            }
+            before = now;
+        }
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(runs); hooks.len()];
+    for _ in 0..runs {
+        for ((exe, home), times) in hooks.iter().zip(&mut times) {
+            times.push(spawn_in(exe, &["hook"], home, &payload, dir)?);
+        }
+    }
+    let p50: Vec<f64> = times.iter_mut().map(|t| percentile(t, 50.0)).collect();
+    println!("hook SessionStart          p50 {:6.2} ms  (telling project-3's earlier sessions)", p50[0]);
+    if let Some(base_p50) = p50.get(1) {
+        println!("SessionStart / baseline    {:.3}x  (baseline p50 {base_p50:6.2} ms)", p50[0] / base_p50);
+    }
     Ok(())
 }
 

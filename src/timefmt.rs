@@ -16,7 +16,7 @@ pub fn parse(text: &str) -> Result<i64> {
         return Ok(ts.as_millisecond());
     }
     let local = |dt: civil::DateTime| -> Result<i64> {
-        Ok(dt.to_zoned_datetime(TimeZone::system())?.timestamp().as_millisecond())
+        Ok(dt.to_zoned_datetime(local_zone().clone())?.timestamp().as_millisecond())
     };
     if let Ok(dt) = text.replacen(' ', "T", 1).parse::<civil::DateTime>() {
         return local(dt);
@@ -60,7 +60,25 @@ pub fn local_date(ms: i64) -> String {
 }
 
 fn zoned(ms: i64) -> Option<ZonedDateTime> {
-    Some(Timestamp::from_millisecond(ms).ok()?.to_zoned_datetime(TimeZone::system()))
+    Some(Timestamp::from_millisecond(ms).ok()?.to_zoned_datetime(local_zone().clone()))
+}
+
+/// The zone people read times in. Only its rules matter here, not its
+/// name: jiff's `TimeZone::system` finds the name by looking
+/// `/etc/localtime`'s target up in the zoneinfo database, and the first
+/// lookup lists the whole database (about a hundred directory reads), which
+/// a session start paid on every run. So on Unix, without `TZ`, the file is
+/// read as it is; `TZ`, and every other platform, go through jiff.
+fn local_zone() -> &'static TimeZone {
+    static ZONE: std::sync::OnceLock<TimeZone> = std::sync::OnceLock::new();
+    ZONE.get_or_init(|| {
+        let unnamed = || {
+            let data = std::fs::read("/etc/localtime").ok()?;
+            TimeZone::tzif("Local", &data).ok()
+        };
+        let direct = if cfg!(unix) && std::env::var_os("TZ").is_none() { unnamed() } else { None };
+        direct.unwrap_or_else(TimeZone::system)
+    })
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_session_facts.sql"),
     include_str!("migrations/0010_failed_spend.sql"),
     include_str!("migrations/0011_sync_summary_versions.sql"),
+    include_str!("migrations/0012_public_rows_by_session.sql"),
 ];
 
 /// The version whose migration made summaries searchable: older stores get
