@@ -266,6 +266,10 @@ fn a_database_locked_past_the_deadline_spools_the_event_then_replays_it() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(5), "exits at its deadline, took {took:?}");
     assert!(run.stderr.contains("spooled"), "{run}");
+    // While it waited, it said so beside the database: a long writer (an
+    // import) that sees this ends its batch and lets the hook in.
+    let signal = format!("{}-wait", home.db_path().display());
+    assert!(std::path::Path::new(&signal).exists(), "a waiting hook leaves {signal} for the writer");
     let listing = home.run(&["spool", "list", "--json"], None).ok().json();
     assert_eq!(listing["pending"].as_array().unwrap().len(), 1);
     assert_eq!(listing["pending"][0]["event"], "UserPromptSubmit");

@@ -20,8 +20,9 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
+use super::batch::Batch;
 use super::tombstone::{TombstoneKind, bury, fingerprint};
-use super::{BATCH_PAUSE, BATCH_TIME, Filters, Store, index, schema};
+use super::{BATCH_PAUSE, Filters, Store, index, schema};
 
 /// What to forget. Every part given must hold; an empty selection selects
 /// nothing (see `is_empty`).
@@ -128,9 +129,9 @@ impl Store {
                 index::secure_delete(&tx, self.index, false)?;
                 schema::set_meta(&tx, COMPACTION_PENDING, "1")?;
             }
-            let started = Instant::now();
+            let mut batch = Batch::begin(&self.path);
             while let Some((&id, tail)) = rest.split_first() {
-                if started.elapsed() >= BATCH_TIME {
+                if batch.is_over() {
                     break;
                 }
                 rest = tail;
@@ -148,9 +149,7 @@ impl Store {
             tx.commit()?;
             self.checkpoint_between_batches()?;
             progress(removed.observations);
-            if !rest.is_empty() {
-                std::thread::sleep(BATCH_PAUSE);
-            }
+            batch.end();
         }
         Ok(removed)
     }

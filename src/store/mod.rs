@@ -8,6 +8,7 @@
 //!   returns their content.
 //! - Every user value is bound, never formatted into SQL.
 
+mod batch;
 mod candidates;
 mod facts;
 mod forget;
@@ -56,17 +57,11 @@ pub const PRIVATE_PLACEHOLDER: &str = "[PRIVATE]";
 /// The write-ahead log size past which `Store::tidy_wal` checkpoints it.
 const WAL_LIMIT: u64 = 1 << 20;
 
-/// How long one bulk-write transaction (an import, a pull, a forget) adds rows before it commits. FTS5
-/// writes what the rows added to the index at the commit, which takes about
-/// as long again, so the write lock is held about twice this. A hook that
-/// arrives meanwhile waits for the rest of it (it tries again every
-/// millisecond, see `store::wait_for_locks`). Measured with the hook
-/// benchmark: 25 ms batches made hooks wait 85 ms at p99, 5 ms ones 42 to
-/// 66 ms (the machine's load moves it), 3 ms ones 46 ms.
-const BATCH_TIME: Duration = Duration::from_millis(3);
-
-/// The pause between bulk-write transaction (an import, a pull, a forget)s: longer than a waiting hook's
-/// poll, so that it gets the lock before the next batch takes it.
+/// The pause between the steps of a long maintenance job that holds the
+/// write lock a step at a time (reclaiming free pages): longer than a
+/// waiting hook's poll, so that it gets the lock before the next step.
+/// Writers of many rows end their batches when a hook waits instead (see
+/// `batch`).
 const BATCH_PAUSE: Duration = Duration::from_millis(2);
 
 /// The database file's name inside the home directory.
@@ -128,6 +123,7 @@ impl Store {
         if created {
             create_private_file(path)?;
         }
+        batch::note_database(path);
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -307,6 +303,7 @@ fn wait_for_locks(conn: &Connection, wait: Duration) {
         let Some(left) = wait.checked_sub(now - began).filter(|left| !left.is_zero()) else {
             return 0;
         };
+        batch::say_waiting();
         std::thread::sleep(LOCK_POLL.min(left));
         1
     }

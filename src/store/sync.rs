@@ -14,17 +14,17 @@
 //!   transaction: a process killed at any point leaves both or neither.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
+use super::batch::Batch;
 use super::timeline::{observation, session};
 use super::tombstone::{Tombstone, TombstoneKind, fingerprint, is_buried, tombstones};
 use super::transfer::{ImportReport, import_record};
 use super::write::Writer;
-use super::{BATCH_PAUSE, BATCH_TIME, ExportRecord, Store, Summary, now_ms};
+use super::{ExportRecord, Store, Summary, now_ms};
 
 /// A record's global id: the same on every device that holds the record.
 pub type RecordId = [u8; 16];
@@ -233,22 +233,21 @@ impl Store {
         while records.peek().is_some() {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let writer = Writer::new(&tx, self.index);
-            let started = Instant::now();
+            let mut batch = Batch::begin(&self.path);
             let mut cursor = state.cursor;
-            while started.elapsed() < BATCH_TIME
+            while !batch.is_over()
                 && let Some((seq, id, record)) = records.next()
             {
                 apply_one(&writer, state.project, project, id, record, &mut report)?;
                 cursor = seq;
             }
+            report.drop_outdated_facts(&tx)?;
             tx.prepare_cached("UPDATE sync_projects SET cursor = ?2 WHERE id = ?1")?
                 .execute(params![state.project, cursor])?;
             tx.commit()?;
             state.cursor = cursor;
             self.checkpoint_between_batches()?;
-            if records.peek().is_some() {
-                std::thread::sleep(BATCH_PAUSE);
-            }
+            batch.end();
         }
         if report.tombstones > 0 {
             report.to_forget = self.buried_but_stored()?;
