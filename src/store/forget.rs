@@ -20,7 +20,7 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
-use super::batch::Batch;
+use super::batch::{self, Batch};
 use super::tombstone::{TombstoneKind, bury, fingerprint};
 use super::{BATCH_PAUSE, Filters, Store, index, schema};
 
@@ -120,6 +120,7 @@ impl Store {
         progress: &mut dyn FnMut(u64),
     ) -> Result<Removed> {
         self.conn.execute_batch("PRAGMA secure_delete = ON")?;
+        let _at_work = batch::at_work(&self.path)?;
         let mut removed = Removed::default();
         let now = super::now_ms();
         let mut rest = ids;

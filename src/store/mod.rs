@@ -191,7 +191,9 @@ impl Store {
     pub fn discard(self) -> Result<()> {
         let path = self.path.clone();
         drop(self);
-        for suffix in ["", "-wal", "-shm"] {
+        // With the signals of `batch`: a store discarded after a failed
+        // import leaves its directory empty, to be removed.
+        for suffix in ["", "-wal", "-shm", "-bulk", "-wait"] {
             if let Err(err) = std::fs::remove_file(stats::beside(&path, suffix))
                 && err.kind() != std::io::ErrorKind::NotFound
             {
@@ -222,7 +224,7 @@ impl Store {
     /// `WAL_LIMIT`, copy it into the database and truncate it. Cheap to call:
     /// one `stat` when there is nothing to do.
     pub(crate) fn tidy_wal(&self) -> Result<()> {
-        if stats::file_size(&self.path, "-wal") > WAL_LIMIT {
+        if stats::file_size(&self.path, "-wal") > WAL_LIMIT && !batch::someone_at_work(&self.path) {
             // A TRUNCATE checkpoint waits for every writer and reader to
             // finish: beside a running import, that is every time. So it
             // does not wait here; busy is fine, and a later call will do it.

@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
-use super::batch::Batch;
+use super::batch::{self, Batch};
 use super::timeline::{observation, session};
 use super::tombstone::{Tombstone, TombstoneKind, fingerprint, is_buried, tombstones};
 use super::transfer::{ImportReport, import_record};
@@ -230,6 +230,7 @@ impl Store {
     ) -> Result<ImportReport> {
         let mut report = ImportReport::default();
         let mut records = records.into_iter().peekable();
+        let _at_work = batch::at_work(&self.path)?;
         while records.peek().is_some() {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let writer = Writer::new(&tx, self.index);

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use super::batch::Batch;
+use super::batch::{self, Batch};
 use super::tombstone::{Tombstone, TombstoneKind, bury, fingerprint, is_buried};
 use super::write::{NewObservation, Writer};
 use super::{Observation, RecordId, Session, Store, Summary, SyncState, index};
@@ -148,6 +148,7 @@ impl Store {
         let mut bytes = 0u64;
         let mut line_no = 0u64;
         let mut line = String::new();
+        let at_work = batch::at_work(&self.path)?;
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut batch = Batch::begin(&self.path);
@@ -170,6 +171,11 @@ impl Store {
                     .with_context(|| format!("cannot import line {line_no}"))?;
             }
             report.drop_outdated_facts(&tx)?;
+            // Each commit adds a segment to the index. Merged here, a step
+            // a batch, they never pile up to FTS5's crisis merge, which
+            // merges them all at once in whichever write comes next: often
+            // a hook's.
+            index::merge_step(&tx, self.index, MERGE_PAGES)?;
             tx.commit()?;
             progress(bytes);
             if finished {
@@ -179,6 +185,7 @@ impl Store {
                 if report.observations > 0 {
                     self.tidy_index()?;
                 }
+                drop(at_work);
                 self.tidy_wal()?;
                 return Ok(report);
             }
@@ -190,6 +197,7 @@ impl Store {
     /// short steps, so that a hook never inherits the merge debt (one took
     /// 290 ms) and never waits long behind it.
     pub(crate) fn tidy_index(&mut self) -> Result<()> {
+        let _at_work = batch::at_work(&self.path)?;
         loop {
             let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             index::merge_in_pairs(&tx, self.index)?;
