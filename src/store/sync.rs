@@ -242,7 +242,7 @@ impl Store {
                 apply_one(&writer, state.project, project, id, record, &mut report)?;
                 cursor = seq;
             }
-            report.drop_outdated_facts(&tx)?;
+            report.settle_batch(&tx, self.index)?;
             tx.prepare_cached("UPDATE sync_projects SET cursor = ?2 WHERE id = ?1")?
                 .execute(params![state.project, cursor])?;
             tx.commit()?;

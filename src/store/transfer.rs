@@ -54,21 +54,29 @@ pub struct ImportReport {
     pub to_forget: (Vec<i64>, Vec<String>),
     /// Sessions whose summaries came in during the batch being written:
     /// their facts are dropped, for `summarize::fill_facts` to take anew,
-    /// all at once before the batch commits (`drop_outdated_facts`).
+    /// all at once before the batch commits (`settle_batch`).
     #[serde(skip)]
     facts_outdated: Vec<String>,
 }
 
 impl ImportReport {
-    /// Drops the facts of the sessions whose summaries came in since the
-    /// last call. Once a batch rather than once a summary: the statement
-    /// opens a savepoint, at which FTS5 writes out the terms it holds as a
-    /// new segment, and per summary that made an import write one small
-    /// segment a session and merge them all again (a tenth of its time).
-    pub(super) fn drop_outdated_facts(&mut self, conn: &Connection) -> Result<()> {
+    /// What a batch of records taken in does last, before it commits.
+    ///
+    /// It drops the facts of the sessions whose summaries came in: once a
+    /// batch rather than once a summary, since the statement opens a
+    /// savepoint, at which FTS5 writes out the terms it holds as a new
+    /// segment (per summary, an import wrote one small segment a session
+    /// and merged them all again: a tenth of its time).
+    ///
+    /// And it merges the index a step. Each commit adds a segment; merged
+    /// a step a batch, they never pile up to FTS5's crisis merge, which
+    /// merges them all at once in whichever write comes next: often a
+    /// hook's, which then waited 70–100 ms.
+    pub(super) fn settle_batch(&mut self, conn: &Connection, mode: index::IndexMode) -> Result<()> {
         for session in self.facts_outdated.drain(..) {
             super::facts::delete(conn, &session)?;
         }
+        index::merge_step(conn, mode, MERGE_PAGES)?;
         Ok(())
     }
 }
@@ -170,12 +178,7 @@ impl Store {
                 import_record(&Writer::new(&tx, self.index), &record, &mut report)
                     .with_context(|| format!("cannot import line {line_no}"))?;
             }
-            report.drop_outdated_facts(&tx)?;
-            // Each commit adds a segment to the index. Merged here, a step
-            // a batch, they never pile up to FTS5's crisis merge, which
-            // merges them all at once in whichever write comes next: often
-            // a hook's.
-            index::merge_step(&tx, self.index, MERGE_PAGES)?;
+            report.settle_batch(&tx, self.index)?;
             tx.commit()?;
             progress(bytes);
             if finished {
