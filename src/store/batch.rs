@@ -34,9 +34,19 @@ const PAUSE: Duration = Duration::from_millis(2);
 /// works on one store, and SQLite's busy handler carries no path.
 static SIGNAL: OnceLock<PathBuf> = OnceLock::new();
 
+/// The files beside the database that this module keeps: where waiting
+/// processes say so, and what long writers hold while they work.
+pub(super) const WAIT_SUFFIX: &str = "-wait";
+pub(super) const BULK_SUFFIX: &str = "-bulk";
+
 /// Where the processes waiting for `db`'s write lock say so.
 fn signal_path(db: &Path) -> PathBuf {
-    PathBuf::from(super::stats::beside(db, "-wait"))
+    PathBuf::from(super::stats::beside(db, WAIT_SUFFIX))
+}
+
+/// What long writers at work on `db` hold a shared lock on.
+fn bulk_path(db: &Path) -> PathBuf {
+    PathBuf::from(super::stats::beside(db, BULK_SUFFIX))
 }
 
 /// Notes `db` as the database this process's waits are for.
@@ -63,8 +73,7 @@ pub(super) struct AtWork {
 
 /// Says that a long writer is at work on `db` until the guard is dropped.
 pub(super) fn at_work(db: &Path) -> anyhow::Result<AtWork> {
-    let path = PathBuf::from(super::stats::beside(db, "-bulk"));
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(bulk_path(db))?;
     file.lock_shared()?;
     Ok(AtWork { _lock: file })
 }
@@ -75,7 +84,7 @@ pub(super) fn at_work(db: &Path) -> anyhow::Result<AtWork> {
 /// tail of hooks beside an import, 65–90 ms), and the writer checkpoints
 /// as it goes.
 pub(super) fn someone_at_work(db: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(PathBuf::from(super::stats::beside(db, "-bulk"))) else {
+    let Ok(file) = std::fs::File::open(bulk_path(db)) else {
         return false;
     };
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))

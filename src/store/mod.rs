@@ -193,7 +193,7 @@ impl Store {
         drop(self);
         // With the signals of `batch`: a store discarded after a failed
         // import leaves its directory empty, to be removed.
-        for suffix in ["", "-wal", "-shm", "-bulk", "-wait"] {
+        for suffix in ["", "-wal", "-shm", batch::BULK_SUFFIX, batch::WAIT_SUFFIX] {
             if let Err(err) = std::fs::remove_file(stats::beside(&path, suffix))
                 && err.kind() != std::io::ErrorKind::NotFound
             {
