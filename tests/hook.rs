@@ -291,6 +291,33 @@ fn a_database_locked_past_the_deadline_spools_the_event_then_replays_it() {
 }
 
 #[test]
+fn a_hook_gives_way_at_once_to_a_step_that_holds_the_lock_and_its_event_is_stored_later() {
+    let home = Home::new();
+    // A hook that waited for the lock would wait 20 s here.
+    home.write("home/trae-mem.toml", b"[hook]\nlock_wait_ms = 20000\ndeadline_ms = 30000\n");
+    hook(&home, "s", "UserPromptSubmit", json!({"prompt": "first"})).ok();
+    // A forget's merge of the whole index, as `batch::holding` says it: the
+    // write lock, and a lock on `<db>-hold` for as long as the step runs.
+    let locker = home.lock_db();
+    let hold = std::fs::File::create(format!("{}-hold", home.db_path().display())).unwrap();
+    hold.lock_shared().unwrap();
+
+    let started = Instant::now();
+    let run = hook(&home, "s", "UserPromptSubmit", json!({"prompt": "during the merge"})).ok();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "gives way at once, not after its 20 s wait: took {took:?}");
+    assert!(run.stderr.contains("spooled"), "{run}");
+    let signal = format!("{}-wait", home.db_path().display());
+    assert!(!std::path::Path::new(&signal).exists(), "it did not wait, so it asked no writer to let it in");
+
+    drop(hold);
+    locker.release();
+    hook(&home, "s", "UserPromptSubmit", json!({"prompt": "after"})).ok();
+    let contents: Vec<String> = rows(&home).into_iter().map(|r| r.2).collect();
+    assert_eq!(contents, vec!["first", "after", "during the merge"]);
+}
+
+#[test]
 fn an_unwritable_store_spools_and_spool_replay_stores_later() {
     let home = Home::new();
     // A directory where the database file should be: SQLite cannot open it.

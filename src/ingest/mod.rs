@@ -262,11 +262,18 @@ impl<'a> Ingest<'a> {
     }
 
     /// Opens the store as a hook does: giving up on a locked database after
-    /// the configured wait, in time to spool and exit before `deadline`.
+    /// the configured wait, in time to spool and exit before `deadline`, or
+    /// at once while a writer holds it for a long step.
     pub fn open_store(&self, deadline: Instant) -> Result<Store> {
         let lock_wait = time_left(deadline).min(Duration::from_millis(self.loaded.config.hook.lock_wait_ms));
         let index = self.loaded.config.search.index;
-        let options = OpenOptions { busy_timeout: lock_wait, index, may_rebuild_index: false, memory_map: false };
+        let options = OpenOptions {
+            busy_timeout: lock_wait,
+            index,
+            may_rebuild_index: false,
+            memory_map: false,
+            gives_way: true,
+        };
         Store::open(&self.loaded.home.join(DB_FILE), &options)
     }
 

@@ -38,6 +38,14 @@ static SIGNAL: OnceLock<PathBuf> = OnceLock::new();
 /// processes say so, and what long writers hold while they work.
 pub(super) const WAIT_SUFFIX: &str = "-wait";
 pub(super) const BULK_SUFFIX: &str = "-bulk";
+pub(super) const HOLD_SUFFIX: &str = "-hold";
+
+/// Where a writer in a step that cannot give the lock up (see `holding`)
+/// says so, for the database this process opened last.
+static HOLD: OnceLock<PathBuf> = OnceLock::new();
+
+/// Whether this process gives way to such a step (a hook's, which spools).
+static GIVES_WAY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Where the processes waiting for `db`'s write lock say so.
 fn signal_path(db: &Path) -> PathBuf {
@@ -49,9 +57,18 @@ fn bulk_path(db: &Path) -> PathBuf {
     PathBuf::from(super::stats::beside(db, BULK_SUFFIX))
 }
 
-/// Notes `db` as the database this process's waits are for.
-pub(super) fn note_database(db: &Path) {
+/// What a writer in a step that cannot give the lock up holds a lock on.
+fn hold_path(db: &Path) -> PathBuf {
+    PathBuf::from(super::stats::beside(db, HOLD_SUFFIX))
+}
+
+/// Notes `db` as the database this process's waits are for; with
+/// `gives_way`, its waits end at once while a writer holds the lock for a
+/// step that cannot give it up (`holding`).
+pub(super) fn note_database(db: &Path, gives_way: bool) {
     let _ = SIGNAL.set(signal_path(db));
+    let _ = HOLD.set(hold_path(db));
+    GIVES_WAY.store(gives_way, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Says that this process waits for the write lock: called at each poll of
@@ -73,9 +90,7 @@ pub(super) struct AtWork {
 
 /// Says that a long writer is at work on `db` until the guard is dropped.
 pub(super) fn at_work(db: &Path) -> anyhow::Result<AtWork> {
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(bulk_path(db))?;
-    file.lock_shared()?;
-    Ok(AtWork { _lock: file })
+    Ok(AtWork { _lock: lock_shared(&bulk_path(db))? })
 }
 
 /// Whether a long writer is at work on `db`. A hook then leaves the
@@ -84,7 +99,37 @@ pub(super) fn at_work(db: &Path) -> anyhow::Result<AtWork> {
 /// tail of hooks beside an import, 65–90 ms), and the writer checkpoints
 /// as it goes.
 pub(super) fn someone_at_work(db: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(bulk_path(db)) else {
+    locked(&bulk_path(db))
+}
+
+/// A writer in one step that holds the write lock from its start to its
+/// end, however long (FTS5's `optimize` of the whole index, a `VACUUM`):
+/// it holds a shared lock on `<db>-hold`, and a hook that finds the
+/// database locked meanwhile gives up at once and spools its event, which
+/// a later hook stores. Waiting would not help it: the step outlasts a
+/// hook's `lock_wait_ms` (an `optimize` after forgetting 10,000 of 20,000
+/// rows held the lock 0.8 s), so it waited 250 ms and spooled anyway.
+pub(super) fn holding(db: &Path) -> anyhow::Result<AtWork> {
+    Ok(AtWork { _lock: lock_shared(&hold_path(db))? })
+}
+
+/// Whether this process gives way (see `note_database`) and a writer now
+/// holds the lock for a step that cannot give it up.
+pub(super) fn give_way() -> bool {
+    GIVES_WAY.load(std::sync::atomic::Ordering::Relaxed) && HOLD.get().is_some_and(|hold| locked(hold))
+}
+
+/// A shared lock on the file at `path`, made if missing, held until the
+/// file is dropped.
+fn lock_shared(path: &Path) -> anyhow::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+    file.lock_shared()?;
+    Ok(file)
+}
+
+/// Whether another process holds a lock on the file at `path`.
+fn locked(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
         return false;
     };
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
@@ -165,5 +210,17 @@ mod tests {
         assert!(someone_at_work(&db), "one writer is still at work");
         drop(merge);
         assert!(!someone_at_work(&db));
+    }
+
+    #[test]
+    fn a_step_that_holds_the_lock_is_seen_until_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("store.db");
+        assert!(!locked(&hold_path(&db)), "no step has ever held this store");
+        let optimize = holding(&db).unwrap();
+        assert!(locked(&hold_path(&db)));
+        assert!(!someone_at_work(&db), "holding is not working in batches");
+        drop(optimize);
+        assert!(!locked(&hold_path(&db)));
     }
 }

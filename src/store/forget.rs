@@ -151,6 +151,9 @@ impl Store {
             self.checkpoint_between_batches()?;
             progress(removed.observations);
             batch.end();
+            // Each commit adds a segment of deletions: merged now, not in a
+            // hook's write (see `tidy_index`).
+            self.tidy_index()?;
         }
         Ok(removed)
     }
@@ -171,6 +174,7 @@ impl Store {
             return Ok(false);
         }
         let index = self.index;
+        let _holding = batch::holding(&self.path)?;
         self.write(|w| {
             index::optimize(w.conn(), index)?;
             schema::set_meta(w.conn(), COMPACTION_PENDING, "0")
@@ -235,6 +239,7 @@ impl Store {
             if budget.is_some() {
                 return Ok(false);
             }
+            let _holding = batch::holding(&self.path)?;
             self.conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
         }
         loop {

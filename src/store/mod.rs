@@ -89,11 +89,21 @@ pub struct OpenOptions {
     /// path query); a hook reads a few pages, and mapping a large file and
     /// unmapping it at exit cost it more than that.
     pub memory_map: bool,
+    /// Whether a wait for the lock ends at once while another process
+    /// holds it for a step that will outlast any wait (`batch::holding`):
+    /// a hook's, which spools its event instead.
+    pub gives_way: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        Self { busy_timeout: Duration::from_secs(5), index: None, may_rebuild_index: true, memory_map: true }
+        Self {
+            busy_timeout: Duration::from_secs(5),
+            index: None,
+            may_rebuild_index: true,
+            memory_map: true,
+            gives_way: false,
+        }
     }
 }
 
@@ -123,7 +133,7 @@ impl Store {
         if created {
             create_private_file(path)?;
         }
-        batch::note_database(path);
+        batch::note_database(path, options.gives_way);
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -193,7 +203,7 @@ impl Store {
         drop(self);
         // With the signals of `batch`: a store discarded after a failed
         // import leaves its directory empty, to be removed.
-        for suffix in ["", "-wal", "-shm", batch::BULK_SUFFIX, batch::WAIT_SUFFIX] {
+        for suffix in ["", "-wal", "-shm", batch::BULK_SUFFIX, batch::WAIT_SUFFIX, batch::HOLD_SUFFIX] {
             if let Err(err) = std::fs::remove_file(stats::beside(&path, suffix))
                 && err.kind() != std::io::ErrorKind::NotFound
             {
@@ -305,6 +315,9 @@ fn wait_for_locks(conn: &Connection, wait: Duration) {
         let Some(left) = wait.checked_sub(now - began).filter(|left| !left.is_zero()) else {
             return 0;
         };
+        if batch::give_way() {
+            return 0;
+        }
         batch::say_waiting();
         std::thread::sleep(LOCK_POLL.min(left));
         1

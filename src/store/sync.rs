@@ -242,13 +242,14 @@ impl Store {
                 apply_one(&writer, state.project, project, id, record, &mut report)?;
                 cursor = seq;
             }
-            report.settle_batch(&tx, self.index)?;
+            report.settle_batch(&tx)?;
             tx.prepare_cached("UPDATE sync_projects SET cursor = ?2 WHERE id = ?1")?
                 .execute(params![state.project, cursor])?;
             tx.commit()?;
             state.cursor = cursor;
             self.checkpoint_between_batches()?;
             batch.end();
+            self.tidy_index()?;
         }
         if report.tombstones > 0 {
             report.to_forget = self.buried_but_stored()?;
