@@ -111,15 +111,14 @@ const FIRST_IN_BOTH: usize = 3;
 const STANDS_OUT_BESIDE_WORDS: f32 = 2.5;
 
 /// Words agree with meaning only when the session holds at least this
-/// share of the prompt's weight, by what was said or, for a Chinese
-/// prompt, by the English senses of its words. One common word is no
-/// agreement: "the difference between TCP and UDP" was told an fd session
-/// that shared "difference" (0.12) and stood 2.9 by meaning. On the tuning
-/// half of `tests/fixtures/sessions/prompts.jsonl`: 0.15 with the senses
-/// told the same 23 of 30 and 0 of 60 unrelated (from 1); 0.15 without
-/// them, 22 of 30 (a Chinese prompt shares few words with English
-/// memory); 0.2, 21 of 30. Senses alone tell nothing: they are a
-/// dictionary's, not what was said.
+/// share of the prompt's weight. One common word is no agreement: "the
+/// difference between TCP and UDP" was told an fd session that shared
+/// "difference" (0.12) and stood 2.9 by meaning. A prompt with Chinese in
+/// it shares almost no words with English memory, so there any words in
+/// common agree, as before. On the tuning half of
+/// `tests/fixtures/sessions/prompts.jsonl`: 0.15 told the same 23 of 30
+/// and 0 of 60 unrelated (from 1); 0.12, 1 of 60; 0.2, 22 of 30; 0.15 for
+/// Chinese prompts too, 22 of 30.
 const AGREEING_COVERAGE: f64 = 0.15;
 
 /// Below this many other sessions a project has no spread to stand out
@@ -225,11 +224,9 @@ pub fn for_prompt(
     // session that did the work is told instead.
     recalled.retain(|r| !only_asked_memory(r));
     let by_words = by_words(&query, &recalled);
-    // The English senses of a Chinese prompt's words, for agreement with
-    // meaning only (see `AGREEING_COVERAGE`).
-    let by_senses = match near.sought() && about.chars().any(query::is_cjk) {
-        true => self::by_words(&query::understand(&about), &recalled),
-        false => Vec::new(),
+    let agreeing = match about.chars().any(query::is_cjk) {
+        true => 0.0,
+        false => AGREEING_COVERAGE,
     };
     let near = near.wait(store)?;
     let standing = standing(&near);
@@ -243,7 +240,7 @@ pub fn for_prompt(
     let found = store.detailed_summaries(&missing)?;
     recalled.extend(found.into_iter().filter(|r| !only_asked_memory(r)));
 
-    let chosen = choose(&recalled, [&by_words, &by_senses], &standing, settings.prompt_hits);
+    let chosen = choose(&recalled, &by_words, &standing, agreeing, settings.prompt_hits);
     if chosen.is_empty() {
         return Ok(None);
     }
@@ -335,13 +332,13 @@ fn standing(near: &[meaning::SessionNear]) -> Vec<(&str, f32)> {
 }
 
 /// The keys of `recalled` to tell, at most `limit`, best first: those that
-/// stand out by words or by meaning, or that words (`rankings[0]`) or the
-/// senses of a Chinese prompt's words (`rankings[1]`) put first beside
-/// meaning; ordered by words and meaning fused.
+/// stand out by words or by meaning, or that both put first, words holding
+/// at least `agreeing` of the prompt's weight; ordered by both fused.
 fn choose(
     recalled: &[Recalled],
-    [by_words, by_senses]: [&[rank::Ranked]; 2],
+    by_words: &[rank::Ranked],
     standing: &[(&str, f32)],
+    agreeing: f64,
     limit: usize,
 ) -> Vec<usize> {
     let key_of = |session: &str| recalled.iter().position(|r| r.summary.session_id == session);
@@ -352,10 +349,8 @@ fn choose(
         let meaning = standing.iter().position(|(s, _)| *s == session);
         let coverage = words.map_or(0.0, |at| by_words[at].coverage);
         let stands = meaning.map_or(f32::NEG_INFINITY, |at| standing[at].1);
-        let agrees = |ranked: &[rank::Ranked]| {
-            ranked.iter().take(FIRST_IN_BOTH).any(|r| r.key == key && r.coverage >= AGREEING_COVERAGE)
-        };
-        let first_in_both = (agrees(by_words) || agrees(by_senses)) && meaning.is_some_and(|m| m < FIRST_IN_BOTH);
+        let first_in_both = words.is_some_and(|w| w < FIRST_IN_BOTH && coverage >= agreeing)
+            && meaning.is_some_and(|m| m < FIRST_IN_BOTH);
         let stands_out =
             coverage >= PROMPT_RELEVANCE || stands >= STANDS_OUT || first_in_both && stands >= STANDS_OUT_BESIDE_WORDS;
         if stands_out && told.iter().all(|(k, _)| *k != key) {
@@ -491,6 +486,34 @@ mod tests {
         assert!(block.contains("walrus cache") && !block.contains("an older brief"), "{block}");
         let brief = store.summaries(&stale).unwrap().into_iter().find(|s| s.level == crate::store::SummaryLevel::Brief);
         assert_eq!(brief.unwrap().content, "an older brief");
+    }
+
+    #[test]
+    fn words_agree_with_meaning_only_when_they_hold_enough_of_the_prompt() {
+        let recalled: Vec<Recalled> = ["a", "b", "c"]
+            .into_iter()
+            .map(|id| Recalled {
+                summary: crate::store::Summary {
+                    session_id: id.to_owned(),
+                    level: crate::store::SummaryLevel::Detailed,
+                    created_at: 0,
+                    content: String::new(),
+                },
+                author: None,
+                asked_without_work: None,
+            })
+            .collect();
+        let first = |coverage: f64| vec![rank::Ranked { key: 0, score: 1.0, coverage }];
+        // First by meaning, but standing out too little to be told alone.
+        let standing = [("a", 2.9), ("b", 1.0), ("c", 0.5)];
+        // One common word ("difference") is no agreement.
+        assert!(choose(&recalled, &first(0.12), &standing, AGREEING_COVERAGE, 3).is_empty());
+        assert_eq!(choose(&recalled, &first(0.3), &standing, AGREEING_COVERAGE, 3), vec![0]);
+        // A Chinese prompt's few words in common with English memory agree.
+        assert_eq!(choose(&recalled, &first(0.05), &standing, 0.0, 3), vec![0]);
+        // Words agree only with meaning that puts the session first too.
+        let apart = [("b", 2.9), ("c", 1.0)];
+        assert!(choose(&recalled, &first(0.3), &apart, AGREEING_COVERAGE, 3).is_empty());
     }
 
     fn block(header: &str) -> String {
