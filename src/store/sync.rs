@@ -242,7 +242,7 @@ impl Store {
                 apply_one(&writer, state.project, project, id, record, &mut report)?;
                 cursor = seq;
             }
-            report.settle_batch(&tx)?;
+            report.drop_outdated_facts(&tx)?;
             tx.prepare_cached("UPDATE sync_projects SET cursor = ?2 WHERE id = ?1")?
                 .execute(params![state.project, cursor])?;
             tx.commit()?;
@@ -257,11 +257,9 @@ impl Store {
         Ok(report)
     }
 
-    /// After a pull that stored observations, as after an import: merges
-    /// the index now, in short steps, rather than leave the debt to the
-    /// next hook, and keeps the write-ahead log short.
+    /// After a pull that stored observations, as after an import: keeps
+    /// the write-ahead log short (each batch merged the index already).
     pub(crate) fn settle_after_pull(&mut self) -> Result<()> {
-        self.tidy_index()?;
         self.tidy_wal()
     }
 

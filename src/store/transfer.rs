@@ -54,29 +54,24 @@ pub struct ImportReport {
     pub to_forget: (Vec<i64>, Vec<String>),
     /// Sessions whose summaries came in during the batch being written:
     /// their facts are dropped, for `summarize::fill_facts` to take anew,
-    /// all at once before the batch commits (`settle_batch`).
+    /// all at once before the batch commits (`drop_outdated_facts`).
     #[serde(skip)]
     facts_outdated: Vec<String>,
 }
 
 impl ImportReport {
-    /// What a batch of records taken in does last, before it commits.
-    ///
-    /// It drops the facts of the sessions whose summaries came in: once a
-    /// batch rather than once a summary, since the statement opens a
-    /// savepoint, at which FTS5 writes out the terms it holds as a new
-    /// segment (per summary, an import wrote one small segment a session
-    /// and merged them all again: a tenth of its time).
-    pub(super) fn settle_batch(&mut self, conn: &Connection) -> Result<()> {
+    /// Drops the facts of the sessions whose summaries came in since the
+    /// last call. Once a batch rather than once a summary: the statement
+    /// opens a savepoint, at which FTS5 writes out the terms it holds as a
+    /// new segment, and per summary that made an import write one small
+    /// segment a session and merge them all again (a tenth of its time).
+    pub(super) fn drop_outdated_facts(&mut self, conn: &Connection) -> Result<()> {
         for session in self.facts_outdated.drain(..) {
             super::facts::delete(conn, &session)?;
         }
         Ok(())
     }
 }
-
-/// Leaf pages merged per step of `tidy_index`: a few milliseconds of work.
-const MERGE_PAGES: u32 = 64;
 
 /// Records taken in in bulk (`Store::take_in`).
 pub enum Records<'a> {
@@ -87,6 +82,9 @@ pub enum Records<'a> {
     /// `state` moves past each in the same transaction.
     Pulled { state: &'a mut SyncState, project: &'a str, records: Vec<(i64, RecordId, ExportRecord)> },
 }
+
+/// Leaf pages merged per step of `tidy_index`: a few milliseconds of work.
+const MERGE_PAGES: u32 = 64;
 
 impl Store {
     /// Writes every session (of `project`, if given) with its observations
@@ -172,7 +170,7 @@ impl Store {
                 import_record(&Writer::new(&tx, self.index), &record, &mut report)
                     .with_context(|| format!("cannot import line {line_no}"))?;
             }
-            report.settle_batch(&tx)?;
+            report.drop_outdated_facts(&tx)?;
             tx.commit()?;
             progress(bytes);
             batch.end();
