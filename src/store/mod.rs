@@ -119,18 +119,25 @@ pub struct Store {
     told_memo: std::sync::Mutex<Option<(ToldAsked, Vec<Told>)>>,
 }
 
-/// Makes each statement's plan independent of the values bound to it, so
-/// that a statement is prepared once. SQLite otherwise plans a `LIMIT ?`
-/// with its bound value and prepares the statement again at its first step
-/// after each new binding: every statement here that takes a limit was
-/// prepared at least twice, and search's cached lookup of each form of
-/// each term once more for every form. On a store of 2,000 rows, a
-/// question's lookups took 2.5 ms this way against about 4.5. No
-/// statement here relies on a plan made for its values (a `LIKE ?` on an
-/// indexed prefix would).
-fn plan_once(conn: &Connection) -> Result<()> {
+/// Sets up a connection as every connection to a store is: it waits for
+/// another process's lock as `wait_for_locks` says, plans each statement
+/// once, maps the file if asked to, and knows the index's tokenizer.
+///
+/// Each statement's plan is made independent of the values bound to it.
+/// SQLite otherwise plans a `LIMIT ?` with its bound value and prepares the
+/// statement again at its first step after each new binding: every
+/// statement here that takes a limit was prepared at least twice, and
+/// search's cached lookup of each form of each term once more for every
+/// form. On a store of 2,000 rows, a question's lookups took 2.5 ms this
+/// way against about 4.5. No statement here relies on a plan made for its
+/// values (a `LIKE ?` on an indexed prefix would).
+fn set_up_connection(conn: &Connection, busy_timeout: Duration, memory_map: bool) -> Result<tokenizer::Support> {
+    wait_for_locks(conn, busy_timeout);
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
-    Ok(())
+    if memory_map {
+        conn.execute_batch(MEMORY_MAP)?;
+    }
+    tokenizer::register(conn)
 }
 
 /// What `sessions_to_tell` was asked: project, excluded session, limit, and
@@ -156,8 +163,7 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_URI,
         )
         .with_context(|| format!("cannot open the database {}", path.display()))?;
-        wait_for_locks(&conn, options.busy_timeout);
-        plan_once(&conn)?;
+        let support = set_up_connection(&conn, options.busy_timeout, options.memory_map)?;
         // Every hook is a short process whose connection is the last one to
         // close. By default SQLite would then checkpoint and delete the WAL
         // on every call (fsyncs, and the next process recreates the files);
@@ -168,10 +174,6 @@ impl Store {
         // rewrites anyway (an old summary's text), at no extra I/O, so that
         // forgetting later has fewer stray copies to chase.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = FAST;")?;
-        if options.memory_map {
-            conn.execute_batch(MEMORY_MAP)?;
-        }
-        let support = tokenizer::register(&conn)?;
         let mut conn = conn;
         let index = schema::migrate(&mut conn, options.index, options.may_rebuild_index, support)
             .with_context(|| format!("cannot prepare the database {}", path.display()))?;
@@ -196,12 +198,7 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
         )
         .with_context(|| format!("cannot open the database {}", self.path.display()))?;
-        wait_for_locks(&conn, self.busy_timeout);
-        plan_once(&conn)?;
-        if self.memory_map {
-            conn.execute_batch(MEMORY_MAP)?;
-        }
-        tokenizer::register(&conn)?;
+        set_up_connection(&conn, self.busy_timeout, self.memory_map)?;
         Ok(Self {
             conn,
             path: self.path.clone(),
