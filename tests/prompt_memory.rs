@@ -191,6 +191,34 @@ fn search_says_while_memories_wait_for_vectors_and_an_import_starts_giving_them(
 }
 
 #[test]
+fn a_search_counts_the_memories_waiting_for_vectors_up_to_a_thousand_and_stats_counts_them_all() {
+    // 1,200 memories that cannot get a vector (the home's model file is
+    // not a model): a search says 1,000 or more wait, and stops counting
+    // there, which keeps a search of a store just imported fast.
+    let stuck = Home::new();
+    let bogus = stuck.write("bogus.e5s", b"not a model at all");
+    stuck.write("home/trae-mem.toml", format!("[search]\nmodel = {:?}\n", bogus.display().to_string()).as_bytes());
+    let session = "00000000-0000-4000-8000-000000000001";
+    let mut export = format!(
+        r#"{{"type":"session","session":{{"id":"{session}","project":"/p","started_at":1700000000000,"ended_at":null,"meta":{{}},"observations":1200}}}}"#
+    );
+    for n in 1..=1200 {
+        export.push_str(&format!(
+            "\n{{\"type\":\"observation\",\"id\":{n},\"session_id\":\"{session}\",\"ts\":{},\"kind\":\"response\",\"tool\":null,\"content\":\"Fixed the settings loader, step {n} of the migration.\",\"private\":false,\"tags\":[]}}",
+            1_700_000_000_000_i64 + n
+        ));
+    }
+    let file = stuck.write("memory.jsonl", export.as_bytes());
+    stuck.run_unsettled(&["import", file.to_str().unwrap()], None).ok();
+    let json = stuck.run_unsettled(&["search", "--json", "--", "settings loader"], None).ok().json();
+    assert_eq!(json["waiting_for_vectors"], 1000, "{json}");
+    let text = stuck.run_unsettled(&["search", "--", "settings loader"], None).ok();
+    assert!(text.stderr.contains("1000 or more memories wait for a vector"), "{text}");
+    let stats = stuck.run_unsettled(&["stats"], None).ok();
+    assert!(stats.stdout.contains("1200 waiting"), "{stats}");
+}
+
+#[test]
 fn a_keyword_query_has_no_tail_of_hits_found_by_meaning_alone() {
     let home = project_with_the_fix();
     session(

@@ -7,7 +7,7 @@ use anyhow::Result;
 use rustc_hash::FxHashMap;
 
 use crate::embed::{self, Embedder, Query};
-use crate::store::{Filters, Store, Table};
+use crate::store::{Filters, Store, Table, WAITING_COUNTED_UP_TO};
 
 /// What search's readers are told while `waiting` memories have no
 /// vector yet (an import, a forget's rewrite, before the background embed
@@ -16,6 +16,7 @@ pub fn waiting_line(waiting: u64) -> Option<String> {
     let (memories, wait, them) = match waiting {
         0 => return None,
         1 => ("1 memory".to_owned(), "waits", "it"),
+        n if n >= WAITING_COUNTED_UP_TO => (format!("{n} or more memories"), "wait", "them"),
         n => (format!("{n} memories"), "wait", "them"),
     };
     Some(format!(

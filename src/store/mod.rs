@@ -48,7 +48,7 @@ pub use sync::{Outgoing, RecordId, SyncState};
 pub use timeline::{ListedSession, Located, Recalled, TOLD_CANDIDATES, Timeline, Told};
 pub use tombstone::{Tombstone, fingerprint};
 pub use transfer::{ExportRecord, ExternalKey, ImportReport, Records};
-pub use vectors::{Unembedded, VectorCounts, VectorModel};
+pub use vectors::{Unembedded, VectorCounts, VectorModel, WAITING_COUNTED_UP_TO};
 pub use write::{NewObservation, SessionKey, Writer};
 
 /// The placeholder that stands wherever private text would have been shown.

@@ -18,6 +18,10 @@ const SOURCE_KEY: &str = "vector_model_source";
 /// had every vector due when a fill last finished: `"<observation> <summary>"`.
 const FILLED_KEY: &str = "vectors_filled_through";
 
+/// The most waiting rows a search counts (`Store::vectors_waiting`): enough
+/// to say how far behind the vectors are, few enough to read at once.
+pub const WAITING_COUNTED_UP_TO: u64 = 1000;
+
 /// The model the stored vectors come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VectorModel {
@@ -155,30 +159,39 @@ impl Store {
     /// How many rows have vectors and how many wait for one.
     pub(crate) fn vector_counts(&self) -> Result<VectorCounts> {
         let embedded: i64 = self.conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))?;
-        Ok(VectorCounts { embedded: embedded as u64, pending: self.waiting_above((0, 0))? })
+        Ok(VectorCounts { embedded: embedded as u64, pending: self.waiting_above((0, 0), None)? })
     }
 
     /// About how many rows wait for a vector, cheaply enough for every
     /// search: those newer than the rows a fill last finished with, which
-    /// is where new rows wait. (A row rewritten since, by a forget or a
-    /// rescan, waits too and is not counted; the next fill embeds it.)
+    /// is where new rows wait (a row rewritten since, by a forget or a
+    /// rescan, waits too and is not counted; the next fill embeds it), and
+    /// at most `WAITING_COUNTED_UP_TO`. Until a fill first finishes, every
+    /// row is newer than its mark: uncapped, a search of a million rows
+    /// just imported counted them all, 0.9 s of each search.
     pub(crate) fn vectors_waiting(&self) -> Result<u64> {
         let filled = schema::get_meta(&self.conn, FILLED_KEY)?;
         let mut marks = filled.as_deref().unwrap_or("0 0").split(' ').map(|m| m.parse::<i64>().unwrap_or(0));
-        self.waiting_above((marks.next().unwrap_or(0), marks.next().unwrap_or(0)))
+        let above = (marks.next().unwrap_or(0), marks.next().unwrap_or(0));
+        Ok(self.waiting_above(above, Some(WAITING_COUNTED_UP_TO))?.min(WAITING_COUNTED_UP_TO))
     }
 
     /// How many observations above the first id, and summaries above the
-    /// second, wait for a vector.
-    fn waiting_above(&self, (observations, summaries): (i64, i64)) -> Result<u64> {
+    /// second, wait for a vector; counted up to `most` in each table.
+    fn waiting_above(&self, (observations, summaries): (i64, i64), most: Option<u64>) -> Result<u64> {
+        // A fill goes newest first, so the oldest rows above the marks
+        // wait, and a capped count, which reads up from the marks, finds
+        // them first. LIMIT -1 is SQLite's "no limit".
+        let most = most.map_or(-1, |m| m as i64);
         let waiting: i64 = self
             .conn
             .prepare_cached(&format!(
-                "SELECT (SELECT count(*) {} AND r.id > ?1) + (SELECT count(*) {} AND r.id > ?2)",
+                "SELECT (SELECT count(*) FROM (SELECT 1 {} AND r.id > ?1 LIMIT ?3))
+                      + (SELECT count(*) FROM (SELECT 1 {} AND r.id > ?2 LIMIT ?3))",
                 waiting(Table::Observations),
                 waiting(Table::Summaries)
             ))?
-            .query_row([observations, summaries], |r| r.get(0))?;
+            .query_row([observations, summaries, most], |r| r.get(0))?;
         Ok(waiting as u64)
     }
 
