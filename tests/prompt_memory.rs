@@ -147,6 +147,15 @@ fn a_chinese_session_is_told_to_a_later_prompt_in_chinese_as_session_start_tells
     assert!(!memory.contains("; Search") && !memory.contains("；"), "no sentence runs into the next:\n{memory}");
 }
 
+/// A home whose background embed cannot run, as its model file is not a
+/// model: what waits for a vector there stays waiting.
+fn home_that_cannot_embed() -> Home {
+    let home = Home::new();
+    let bogus = home.write("bogus.e5s", b"not a model at all");
+    home.write("home/trae-mem.toml", format!("[search]\nmodel = {:?}\n", bogus.display().to_string()).as_bytes());
+    home
+}
+
 #[test]
 fn search_says_while_memories_wait_for_vectors_and_an_import_starts_giving_them() {
     let home = Home::new();
@@ -162,11 +171,9 @@ fn search_says_while_memories_wait_for_vectors_and_an_import_starts_giving_them(
         )
         .as_bytes(),
     );
-    // A home whose background embed cannot run (its model file is not a
-    // model): what waits stays waiting, and search says so.
-    let stuck = Home::new();
-    let bogus = stuck.write("bogus.e5s", b"not a model at all");
-    stuck.write("home/trae-mem.toml", format!("[search]\nmodel = {:?}\n", bogus.display().to_string()).as_bytes());
+    // Where the background embed cannot run, what waits stays waiting,
+    // and search says so.
+    let stuck = home_that_cannot_embed();
     let file = stuck.write("memory.jsonl", &std::fs::read(&export).unwrap());
     stuck.run_unsettled(&["import", file.to_str().unwrap()], None).ok();
     let text = stuck.run_unsettled(&["search", "--", "settings loader"], None).ok();
@@ -195,9 +202,7 @@ fn a_search_counts_the_memories_waiting_for_vectors_up_to_a_thousand_and_stats_c
     // 1,200 memories that cannot get a vector (the home's model file is
     // not a model): a search says 1,000 or more wait, and stops counting
     // there, which keeps a search of a store just imported fast.
-    let stuck = Home::new();
-    let bogus = stuck.write("bogus.e5s", b"not a model at all");
-    stuck.write("home/trae-mem.toml", format!("[search]\nmodel = {:?}\n", bogus.display().to_string()).as_bytes());
+    let stuck = home_that_cannot_embed();
     let session = "00000000-0000-4000-8000-000000000001";
     let mut export = format!(
         r#"{{"type":"session","session":{{"id":"{session}","project":"/p","started_at":1700000000000,"ended_at":null,"meta":{{}},"observations":1200}}}}"#

@@ -173,11 +173,11 @@ impl Store {
         let filled = schema::get_meta(&self.conn, FILLED_KEY)?;
         let mut marks = filled.as_deref().unwrap_or("0 0").split(' ').map(|m| m.parse::<i64>().unwrap_or(0));
         let above = (marks.next().unwrap_or(0), marks.next().unwrap_or(0));
-        Ok(self.waiting_above(above, Some(WAITING_COUNTED_UP_TO))?.min(WAITING_COUNTED_UP_TO))
+        self.waiting_above(above, Some(WAITING_COUNTED_UP_TO))
     }
 
     /// How many observations above the first id, and summaries above the
-    /// second, wait for a vector; counted up to `most` in each table.
+    /// second, wait for a vector; counted up to `most` in all.
     fn waiting_above(&self, (observations, summaries): (i64, i64), most: Option<u64>) -> Result<u64> {
         // A fill goes newest first, so the oldest rows above the marks
         // wait, and a capped count, which reads up from the marks, finds
@@ -186,8 +186,7 @@ impl Store {
         let waiting: i64 = self
             .conn
             .prepare_cached(&format!(
-                "SELECT (SELECT count(*) FROM (SELECT 1 {} AND r.id > ?1 LIMIT ?3))
-                      + (SELECT count(*) FROM (SELECT 1 {} AND r.id > ?2 LIMIT ?3))",
+                "SELECT count(*) FROM (SELECT 1 {} AND r.id > ?1 UNION ALL SELECT 1 {} AND r.id > ?2 LIMIT ?3)",
                 waiting(Table::Observations),
                 waiting(Table::Summaries)
             ))?
