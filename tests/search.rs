@@ -423,7 +423,7 @@ fn an_index_from_an_older_trae_mem_is_rebuilt_by_a_command_not_a_hook() {
     assert_eq!(out["index"], "trigram", "{out}");
     assert_eq!(id_set(&out).len(), 2, "the seeded row and the hook's prompt: {out}");
     assert!(id_set(&out).contains(&1), "{out}");
-    assert!(definition().contains("tokenize='trae_mem skip_json_keys'"), "{}", definition());
+    assert!(definition().contains("tokenize='trae_mem skip_json_keys project_marks'"), "{}", definition());
 }
 
 // ---------------------------------------------------------------------------

@@ -23,7 +23,8 @@ use super::query::{self, Needle, Query, Shape, Term};
 use super::rank::{self, Document, Voice};
 use super::snippet;
 use crate::store::{
-    Candidate, Filters, HitRow, IndexMode, Kind, SESSION_END_NOTE, STOP_NOTE, Store, SummaryLevel, TURN_ENDED, Table,
+    Candidate, Filters, HitRow, IndexMode, Kind, SESSION_END_NOTE, STOP_NOTE, Scope, Store, SummaryLevel, TURN_ENDED,
+    Table,
 };
 
 /// What to search for.
@@ -213,8 +214,8 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     let mut nominated: FxHashMap<(Table, i64), f64> = FxHashMap::default();
     if !live.is_empty() {
         for &table in &tables {
-            let within = store.rows_of_named_sessions(table, &request.filters)?;
-            nominate(store, table, &live, &request.filters, within.as_ref(), &mut nominated)?;
+            let scope = store.scope(table, &request.filters)?;
+            nominate(store, table, &live, &request.filters, &scope, &mut nominated)?;
         }
     }
     let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
@@ -386,8 +387,8 @@ pub fn observations_holding(store: &Store, text: &str, filters: &Filters) -> Res
         // every row passing the filters is a candidate.
         store.observations_passing(filters, true)?
     } else {
-        let within = store.rows_of_named_sessions(Table::Observations, filters)?;
-        store.matching(Table::Observations, &expressions, filters, within.as_ref(), usize::MAX)?
+        let scope = store.scope(Table::Observations, filters)?;
+        store.matching(Table::Observations, &expressions, filters, &scope, usize::MAX)?
     };
     let counter = rank::Counter::new(query.terms.iter().map(|t| vec![&t.needles[0]]).collect());
     let mut holding = Vec::new();
@@ -438,7 +439,7 @@ fn live_terms<'q>(
         let (mut frequency, mut postings) = (0.0, Vec::new());
         if let Some(own) = &own {
             for (&table, &size) in tables.iter().zip(&sizes) {
-                let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, None, cap)?;
+                let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, &Scope::Everywhere, cap)?;
                 frequency += document_frequency(&ids, cap, size);
                 if table == Table::Observations {
                     postings = ids;
@@ -456,7 +457,7 @@ fn live_terms<'q>(
                 }
                 continue;
             };
-            let found = store.matching(tables[0], std::slice::from_ref(any), &unfiltered, None, cap)?;
+            let found = store.matching(tables[0], std::slice::from_ref(any), &unfiltered, &Scope::Everywhere, cap)?;
             if found.is_empty() {
                 continue;
             }
@@ -470,14 +471,14 @@ fn live_terms<'q>(
 
 /// Adds `table`'s nominations to `nominated`, each with the weight of the
 /// terms that nominated it: the newest rows holding every term, and the
-/// rows holding each term's own form and any of its synonyms. `within`:
-/// the rows of the sessions the filters name (`Store::matching`).
+/// rows holding each term's own form and any of its synonyms. `scope`:
+/// where in the table to look (`Store::scope`).
 fn nominate(
     store: &Store,
     table: Table,
     live: &[LiveTerm<'_>],
     filters: &Filters,
-    within: Option<&FxHashSet<i64>>,
+    scope: &Scope,
     nominated: &mut FxHashMap<(Table, i64), f64>,
 ) -> Result<()> {
     let every_term: f64 = live.iter().map(|t| t.idf).sum();
@@ -491,7 +492,7 @@ fn nominate(
     let like = store.index_mode() == IndexMode::Like;
     if live.len() > 1 && !like {
         let all: Vec<String> = live.iter().map(any_form).collect();
-        for id in store.matching(table, &all, filters, within, POOL)? {
+        for id in store.matching(table, &all, filters, scope, POOL)? {
             nominated.insert((table, id), every_term);
         }
     }
@@ -506,7 +507,7 @@ fn nominate(
         };
         match &term.own {
             Some(_) if table == Table::Observations && !term.postings.is_empty() => add(&term.postings, 1.0),
-            Some(own) => add(&store.matching(table, std::slice::from_ref(own), filters, within, cap)?, 1.0),
+            Some(own) => add(&store.matching(table, std::slice::from_ref(own), filters, scope, cap)?, 1.0),
             None => {}
         }
         if let Some(synonyms) = &term.synonyms {
@@ -516,7 +517,7 @@ fn nominate(
                 vec![synonyms.clone()]
             };
             for form in forms {
-                add(&store.matching(table, std::slice::from_ref(&form), filters, within, cap)?, query::SYNONYM_WEIGHT);
+                add(&store.matching(table, std::slice::from_ref(&form), filters, scope, cap)?, query::SYNONYM_WEIGHT);
             }
         }
     }

@@ -9,6 +9,8 @@ use rusqlite::types::Value;
 use rustc_hash::FxHashSet;
 
 use super::facts::asked_without_work;
+use super::index;
+use super::tokenizer::project_mark;
 use super::{IndexMode, Kind, Store, SummaryLevel};
 
 /// Narrows a search (or a listing) to part of the store.
@@ -89,6 +91,17 @@ impl Filters {
         }
         tables
     }
+}
+
+/// Which rows of a table a search looks in (`Store::scope`).
+pub(crate) enum Scope {
+    /// Every row: no filter names sessions.
+    Everywhere,
+    /// One project's rows: the index's token for the project, as an FTS5
+    /// expression, asked for beside the terms.
+    Project(String),
+    /// These rows, of the sessions the filters name.
+    Rows(FxHashSet<i64>),
 }
 
 /// Where a hit comes from.
@@ -272,47 +285,58 @@ impl Store {
         })
     }
 
-    /// The ids of `table`'s rows in the sessions the filters name, or
-    /// `None` when they name none (`Filters::names_sessions`). Read from the
-    /// index on sessions' project down the index on rows' session: no row
-    /// is read, and the cost grows with those sessions, not the store.
-    pub(crate) fn rows_of_named_sessions(&self, table: Table, filters: &Filters) -> Result<Option<FxHashSet<i64>>> {
+    /// Where in `table` a search with these filters looks
+    /// (`Filters::names_sessions`): a project's rows by the index's mark
+    /// for it, where the index marks projects; other named sessions' rows
+    /// from the sessions down.
+    pub(crate) fn scope(&self, table: Table, filters: &Filters) -> Result<Scope> {
         if !filters.names_sessions() {
-            return Ok(None);
+            return Ok(Scope::Everywhere);
         }
+        if let Some(project) = &filters.project
+            && self.index == IndexMode::Trigram
+            && index::marks_projects(&self.conn, table.name_and_alias().0)?
+        {
+            return Ok(Scope::Project(fts_string(&project_mark(project))));
+        }
+        // Read from the index on sessions' project down the index on rows'
+        // session: no row is read, and the cost grows with those sessions,
+        // not the store. CROSS JOIN keeps the order: sessions first.
         let mut sql = Sql::new();
         sql.filters(&filters.of_sessions(), table);
         let (rows, alias) = table.name_and_alias();
-        // CROSS JOIN keeps the order: sessions first.
         let text = format!(
             "SELECT {alias}.id FROM sessions s CROSS JOIN {rows} {alias} ON {alias}.session_id = s.id WHERE 1 {}",
             sql.text
         );
-        Ok(Some(self.ids(&text, &sql)?.into_iter().collect()))
+        Ok(Scope::Rows(self.ids(&text, &sql)?.into_iter().collect()))
     }
 
-    /// The ids of `table`'s newest rows (up to `limit`) that hold every one
-    /// of `expressions` and pass the filters. `within`: the rows of the
-    /// sessions the filters name (`rows_of_named_sessions`), which the
-    /// index's matches are checked against, newest first, instead of
-    /// reading each match's row and session: three lookups a match, which
-    /// made a search of one project of twenty 9 to 12 times as slow as a
-    /// search of all of them.
+    /// The ids of `table`'s newest rows (up to `limit`) in `scope` that hold
+    /// every one of `expressions` and pass the filters. In a scope of rows,
+    /// the index's matches are checked against them, newest first, instead
+    /// of reading each match's row and session: three lookups a match,
+    /// which made a search of one project of twenty 9 to 12 times as slow
+    /// as a search of all of them.
     pub(crate) fn matching(
         &self,
         table: Table,
         expressions: &[String],
         filters: &Filters,
-        within: Option<&FxHashSet<i64>>,
+        scope: &Scope,
         limit: usize,
     ) -> Result<Vec<i64>> {
-        let of_rows;
-        let filters = match within {
-            Some(_) => {
-                of_rows = filters.of_rows();
-                &of_rows
+        let narrowed;
+        let (filters, within, mark) = match scope {
+            Scope::Everywhere => (filters, None, None),
+            Scope::Rows(rows) => {
+                narrowed = filters.of_rows();
+                (&narrowed, Some(rows), None)
             }
-            None => filters,
+            Scope::Project(mark) => {
+                narrowed = Filters { project: None, ..filters.clone() };
+                (&narrowed, None, Some(mark))
+            }
         };
         let mut sql = Sql::new();
         sql.filters(filters, table);
@@ -341,7 +365,9 @@ impl Store {
             )
         } else {
             let fts = format!("{rows}_fts");
-            let matches = sql.bind(expressions.join(" AND "));
+            // Each in brackets: FTS5's AND binds before OR, and a form may be `a OR b`.
+            let all: Vec<String> = expressions.iter().chain(mark).map(|e| format!("({e})")).collect();
+            let matches = sql.bind(all.join(" AND "));
             let base = if join.is_empty() && sql.text.is_empty() {
                 String::new()
             } else {
@@ -487,6 +513,78 @@ mod tests {
         assert_eq!(trigrams("abc"), vec!["abc"]);
         assert_eq!(trigrams("aaaa"), vec!["aaa"]);
         assert_eq!(trigrams("数据缓存"), vec!["数据缓", "据缓存"]);
+    }
+
+    /// A store of two projects, one path the start of the other, whose
+    /// rows all mention "build"; `before_marks`: its index as made before
+    /// the index filed rows under their project.
+    fn two_projects(dir: &std::path::Path, before_marks: bool) -> Store {
+        let mut store = Store::open(&dir.join("t.db"), &super::super::OpenOptions::default()).unwrap();
+        if before_marks {
+            index::drop(&store.conn).unwrap();
+            store
+                .conn
+                .execute_batch(
+                    "CREATE VIEW observations_fts_src AS
+                         SELECT id, content || '  ' AS content FROM observations WHERE private = 0;
+                     CREATE VIRTUAL TABLE observations_fts USING fts5(content, content='observations_fts_src',
+                         content_rowid='id', tokenize='trae_mem skip_json_keys', detail='none', columnsize=0);
+                     CREATE VIEW summaries_fts_src AS SELECT id, content || '  ' AS content FROM summaries;
+                     CREATE VIRTUAL TABLE summaries_fts USING fts5(content, content='summaries_fts_src',
+                         content_rowid='id', tokenize='trae_mem skip_json_keys', detail='none', columnsize=0);",
+                )
+                .unwrap();
+        }
+        store
+            .write(|w| {
+                let meta = serde_json::json!({});
+                let (a, ab) = (w.new_session("/p/a", 0, &meta)?, w.new_session("/p/a b", 0, &meta)?);
+                for (session, content) in [(&a, "build one"), (&ab, "build two"), (&a, "build three")] {
+                    let kind = Kind::from("note");
+                    let row = super::super::NewObservation {
+                        session_id: session,
+                        ts: 0,
+                        kind: &kind,
+                        tool: None,
+                        content,
+                        private: false,
+                        tags: &[],
+                    };
+                    w.add_observation(&row)?;
+                }
+                w.put_summary(&ab, SummaryLevel::Brief, "build two, in brief", 0)
+            })
+            .unwrap();
+        store
+    }
+
+    #[test]
+    fn a_project_is_found_by_its_mark_or_from_its_sessions_before_marks() {
+        for before_marks in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut store = two_projects(dir.path(), before_marks);
+            let build = store.expression("build", false).unwrap();
+            let found = |store: &Store, table: Table, project: &str| -> Vec<i64> {
+                let filters = Filters { project: Some(project.to_owned()), ..Filters::default() };
+                let scope = store.scope(table, &filters).unwrap();
+                assert_eq!(matches!(scope, Scope::Project(_)), !before_marks, "before marks: {before_marks}");
+                store.matching(table, std::slice::from_ref(&build), &filters, &scope, 10).unwrap()
+            };
+            assert_eq!(found(&store, Table::Observations, "/p/a"), [3, 1], "before marks: {before_marks}");
+            assert_eq!(found(&store, Table::Observations, "/p/a b"), [2]);
+            assert_eq!(found(&store, Table::Observations, "/p"), Vec::<i64>::new());
+            assert_eq!(found(&store, Table::Summaries, "/p/a b"), [1]);
+            assert_eq!(found(&store, Table::Summaries, "/p/a"), Vec::<i64>::new());
+            // A term of several forms stays one term beside the project.
+            let forms = format!("{build} OR {}", store.expression("nothing", false).unwrap());
+            let filters = Filters { project: Some("/p/a b".to_owned()), ..Filters::default() };
+            let scope = store.scope(Table::Observations, &filters).unwrap();
+            assert_eq!(store.matching(Table::Observations, &[forms], &filters, &scope, 10).unwrap(), [2]);
+            // What is removed is what was added, marked or not.
+            store.delete_observations(&[1], false, true, &mut |_| {}).unwrap();
+            assert_eq!(found(&store, Table::Observations, "/p/a"), [3]);
+            index::check(&store.conn, store.index).unwrap();
+        }
     }
 
     #[test]

@@ -310,7 +310,7 @@ pub(super) fn delete_observation(
         .optional()?;
     let Some((session, ts, content, private, kind)) = row else { return Ok(None) };
     if !private {
-        index::remove(conn, index, id, &content)?;
+        index::remove(conn, index, id)?;
     }
     conn.prepare_cached("DELETE FROM observations WHERE id = ?1")?.execute([id])?;
     if let Some(at) = tombstone_at {
@@ -320,12 +320,12 @@ pub(super) fn delete_observation(
 }
 
 fn delete_summaries(conn: &Connection, index: index::IndexMode, session_id: &str) -> Result<()> {
-    let summaries: Vec<(i64, String)> = conn
-        .prepare_cached("SELECT id, content FROM summaries WHERE session_id = ?1")?
-        .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+    let summaries: Vec<i64> = conn
+        .prepare_cached("SELECT id FROM summaries WHERE session_id = ?1")?
+        .query_map([session_id], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    for (id, content) in summaries {
-        index::remove_summary(conn, index, id, &content)?;
+    for id in summaries {
+        index::remove_summary(conn, index, id)?;
         conn.prepare_cached("DELETE FROM summaries WHERE id = ?1")?.execute([id])?;
     }
     super::facts::delete(conn, session_id)

@@ -14,11 +14,14 @@
 //! Summaries have an index of their own, `summaries_fts`, of the same mode.
 //!
 //! The index is "external content": writes add public rows to it (`add`),
-//! and a rebuild reads text from the view `observations_fts_src`, which
-//! leaves out private rows, so they are never indexed. The view appends two
-//! spaces to each text so that every character, even the last two, begins a
-//! trigram, whose short prefixes then cover every one- and two-character
-//! piece of the text.
+//! and they, removals and a rebuild read text from the view
+//! `observations_fts_src`, which leaves out private rows, so they are never
+//! indexed. The view appends two spaces to each text so that every
+//! character, even the last two, begins a trigram, whose short prefixes then
+//! cover every one- and two-character piece of the text. A trigram index's
+//! view also begins each text with its project's mark, which the tokenizer
+//! takes as one token: a search of one project asks for it beside its terms
+//! (`marks_projects`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -65,15 +68,28 @@ impl FromStr for IndexMode {
     }
 }
 
-const SOURCE_VIEW: &str = "
-CREATE VIEW observations_fts_src AS
-    SELECT id, content || '  ' AS content FROM observations WHERE private = 0;";
-
-/// Summaries are indexed the same way, by `put_summary` (not by triggers,
-/// which would make a plain `sqlite3` shell, without trae-mem's tokenizer,
-/// unable to touch the summaries table).
-const SUMMARY_SOURCE_VIEW: &str =
-    "CREATE VIEW summaries_fts_src AS SELECT id, content || '  ' AS content FROM summaries;";
+/// The view an index reads each row's text from: for a rebuild, and for
+/// every add and remove, so that what is removed is what was added. Two
+/// spaces follow each text, and in a trigram index its session's project
+/// mark (`tokenizer::project_mark`) precedes it: `char(64976)` is the
+/// mark's U+FDD0, and a row whose session is missing is filed under "".
+fn source_view(rows: &str, mode: IndexMode) -> String {
+    let (alias, public) = match rows {
+        "observations" => ("o", "WHERE o.private = 0"),
+        _ => ("sm", ""),
+    };
+    let (mark, join) = match mode {
+        IndexMode::Trigram => (
+            "char(64976) || coalesce(s.project_path, '') || char(64976) || ",
+            format!("LEFT JOIN sessions s ON s.id = {alias}.session_id"),
+        ),
+        _ => ("", String::new()),
+    };
+    format!(
+        "CREATE VIEW {rows}_fts_src AS
+             SELECT {alias}.id, {mark}{alias}.content || '  ' AS content FROM {rows} {alias} {join} {public};"
+    )
+}
 
 /// Bytes of new index data FTS5 holds in memory before writing a segment.
 /// The default (1 MB) makes a bulk import write and merge many small
@@ -91,10 +107,11 @@ pub fn create(conn: &Connection, wanted: IndexMode, support: Support) -> Result<
     };
     let Some(options) = fts_options(mode) else { return Ok(mode) };
     conn.execute_batch(&format!(
-        "{SOURCE_VIEW}
+        "{view}
          CREATE VIRTUAL TABLE observations_fts USING fts5(
              content, content='observations_fts_src', content_rowid='id', {options});
-         INSERT INTO observations_fts(observations_fts, rank) VALUES ('hashsize', {HASH_SIZE});"
+         INSERT INTO observations_fts(observations_fts, rank) VALUES ('hashsize', {HASH_SIZE});",
+        view = source_view("observations", mode),
     ))?;
     create_summary_index(conn, mode)?;
     secure_delete(conn, mode, true)?;
@@ -121,7 +138,7 @@ pub fn secure_delete(conn: &Connection, mode: IndexMode, on: bool) -> Result<()>
 /// The FTS5 options of an index in `mode`; `None` for the LIKE mode, which has none.
 fn fts_options(mode: IndexMode) -> Option<&'static str> {
     match mode {
-        IndexMode::Trigram => Some("tokenize='trae_mem skip_json_keys', detail='none', columnsize=0"),
+        IndexMode::Trigram => Some("tokenize='trae_mem skip_json_keys project_marks', detail='none', columnsize=0"),
         IndexMode::Unicode61 => Some("tokenize='unicode61 remove_diacritics 2'"),
         IndexMode::Like => None,
     }
@@ -135,8 +152,9 @@ pub fn create_summary_index(conn: &Connection, mode: IndexMode) -> Result<()> {
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE summaries_fts USING fts5(
              content, content='summaries_fts_src', content_rowid='id', {options});
-         {SUMMARY_SOURCE_VIEW}
-         INSERT INTO summaries_fts(summaries_fts) VALUES ('rebuild');"
+         {view}
+         INSERT INTO summaries_fts(summaries_fts) VALUES ('rebuild');",
+        view = source_view("summaries", mode),
     ))?;
     Ok(())
 }
@@ -157,6 +175,17 @@ pub fn is_outdated(conn: &Connection, mode: IndexMode) -> Result<bool> {
     Ok(!definition.is_some_and(|sql| sql.contains("tokenize='trae_mem")))
 }
 
+/// Whether `rows`' index files each row under its project's mark (see
+/// `tokenizer`). An index made before marks has none until it is rebuilt,
+/// and search then finds a project's rows from its sessions down.
+pub fn marks_projects(conn: &Connection, rows: &str) -> Result<bool> {
+    let definition: Option<String> = conn
+        .prepare_cached("SELECT sql FROM sqlite_schema WHERE name = ?1")?
+        .query_row([format!("{rows}_fts")], |row| row.get(0))
+        .optional()?;
+    Ok(definition.is_some_and(|sql| sql.contains(super::tokenizer::PROJECT_MARKS)))
+}
+
 /// Removes every index object, whatever the mode.
 pub fn drop(conn: &Connection) -> Result<()> {
     conn.execute_batch(
@@ -173,45 +202,41 @@ pub fn drop(conn: &Connection) -> Result<()> {
 /// Indexes one newly written public observation. Done here rather than by
 /// a trigger: a trigger's statement savepoint makes FTS5 flush its pending
 /// data for every row, which made bulk imports four times slower.
-pub fn add(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result<()> {
+pub fn add(conn: &Connection, mode: IndexMode, id: i64) -> Result<()> {
+    write(conn, mode, "observations", id, false)
+}
+
+/// Removes a public observation from the index, before it is deleted or
+/// its text changes: an external content index needs the text the row was
+/// indexed with.
+pub fn remove(conn: &Connection, mode: IndexMode, id: i64) -> Result<()> {
+    write(conn, mode, "observations", id, true)
+}
+
+/// Indexes a summary written as `id`.
+pub fn add_summary(conn: &Connection, mode: IndexMode, id: i64) -> Result<()> {
+    write(conn, mode, "summaries", id, false)
+}
+
+/// Removes a summary from the index, before it is deleted or rewritten.
+pub fn remove_summary(conn: &Connection, mode: IndexMode, id: i64) -> Result<()> {
+    write(conn, mode, "summaries", id, true)
+}
+
+/// Adds row `id` of `rows` to its index, or removes it, with the text its
+/// source view gives it.
+fn write(conn: &Connection, mode: IndexMode, rows: &str, id: i64, remove: bool) -> Result<()> {
     if mode != IndexMode::Like {
-        conn.prepare_cached("INSERT INTO observations_fts(rowid, content) VALUES (?1, ?2 || '  ')")?
-            .execute(rusqlite::params![id, content])?;
-    }
-    Ok(())
-}
-
-/// Removes an observation about to be deleted from the index. External
-/// content indexes need the text the row was indexed with.
-pub fn remove(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result<()> {
-    remove_from(conn, mode, "observations_fts", id, content)
-}
-
-/// Removes a summary about to be deleted or rewritten from the index.
-pub fn remove_summary(conn: &Connection, mode: IndexMode, id: i64, content: &str) -> Result<()> {
-    remove_from(conn, mode, "summaries_fts", id, content)
-}
-
-fn remove_from(conn: &Connection, mode: IndexMode, index: &str, id: i64, content: &str) -> Result<()> {
-    if mode != IndexMode::Like {
+        let (command, value) = match remove {
+            true => (format!("{rows}_fts, "), "'delete', "),
+            false => (String::new(), ""),
+        };
         conn.prepare_cached(&format!(
-            "INSERT INTO {index}({index}, rowid, content) VALUES ('delete', ?1, ?2 || '  ')"
+            "INSERT INTO {rows}_fts({command}rowid, content)
+             SELECT {value}id, content FROM {rows}_fts_src WHERE id = ?1"
         ))?
-        .execute(rusqlite::params![id, content])?;
+        .execute([id])?;
     }
-    Ok(())
-}
-
-/// Indexes a summary written as `id`, in place of its `old` text if it had one.
-pub fn put_summary(conn: &Connection, mode: IndexMode, id: i64, old: Option<&str>, content: &str) -> Result<()> {
-    if mode == IndexMode::Like {
-        return Ok(());
-    }
-    if let Some(old) = old {
-        remove_summary(conn, mode, id, old)?;
-    }
-    conn.prepare_cached("INSERT INTO summaries_fts(rowid, content) VALUES (?1, ?2 || '  ')")?
-        .execute(rusqlite::params![id, content])?;
     Ok(())
 }
 

@@ -34,6 +34,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::owner_only;
 
+pub(crate) use candidates::Scope;
 pub use candidates::{Candidate, Filters, HitRow, Table};
 pub use facts::Facts;
 pub use forget::{Removed, SECURE_DELETE_MAX, Selection};

@@ -64,7 +64,7 @@ impl Store {
                 let (old, ts): (String, i64) = conn
                     .prepare_cached("SELECT content, ts FROM observations WHERE id = ?1")?
                     .query_row([row.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                index::remove(conn, mode, row.id, &old)?;
+                index::remove(conn, mode, row.id)?;
                 // The old text is another memory now, gone: its tombstone
                 // takes it off the team server and teammates' stores.
                 tombstone::bury(
@@ -77,7 +77,7 @@ impl Store {
                 conn.prepare_cached("UPDATE observations SET content = ?2, private = ?3 WHERE id = ?1")?
                     .execute(params![row.id, row.content, private])?;
                 if !private {
-                    index::add(conn, mode, row.id, &row.content)?;
+                    index::add(conn, mode, row.id)?;
                 }
             }
             // Rows below a project's sync mark count as pushed: look again

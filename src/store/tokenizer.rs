@@ -22,6 +22,14 @@
 //!   for "start" must not find every edit by its `oldStart`. An index made
 //!   before keeps indexing keys, so that what it removes matches what it
 //!   added; search's ranking drops a row that holds a term only as a key.
+//! - **A row is filed under its project.** Created with the argument
+//!   `project_marks` (as new indexes are), a document that begins with a
+//!   project mark (`PROJECT_MARK`, the project's path, `PROJECT_MARK`, as
+//!   the index's source view writes it) yields that whole mark as one token,
+//!   and a query of a mark is that token. A search of one project then asks
+//!   FTS5 for rows holding its terms *and* the project's token, and FTS5
+//!   skips through both lists, rather than search reading every row of the
+//!   project first to check each match against.
 //!
 //! It lives in this process, not in the file: every connection that writes
 //! or queries the index registers it first (`register`). Tools such as the
@@ -113,12 +121,29 @@ struct Wrapper {
     seen: FxHashSet<u128>,
     /// Whether JSON keys are blanked before a document is tokenized.
     skip_json_keys: bool,
+    /// Whether a document's leading project mark is one token.
+    project_marks: bool,
     /// The document with its keys blanked, reused between documents.
     blanked: Vec<u8>,
 }
 
 /// The argument that has the tokenizer leave JSON keys out.
 pub const SKIP_JSON_KEYS: &str = "skip_json_keys";
+
+/// The argument that has the tokenizer take a document's leading project
+/// mark as one token.
+pub const PROJECT_MARKS: &str = "project_marks";
+
+/// What a project mark begins and ends with: U+FDD0, a Unicode
+/// noncharacter, reserved for a program's internal use, so no text a
+/// client sends is expected to begin with it.
+pub const PROJECT_MARK: char = '\u{FDD0}';
+
+/// The token that files a row under `project`, as the index's source view
+/// writes it before the row's text.
+pub fn project_mark(project: &str) -> String {
+    format!("{PROJECT_MARK}{project}{PROJECT_MARK}")
+}
 
 /// What `forward_once` needs, passed through the trigram tokenizer.
 struct Forward<'a> {
@@ -155,21 +180,30 @@ unsafe extern "C" fn create_wrapper(
         let (Some(create), Some(_), Some(_)) = (inner.xCreate, inner.xDelete, inner.xTokenize) else {
             return ffi::SQLITE_ERROR;
         };
-        // Our own argument comes first, and is not the trigram tokenizer's.
-        let skip_json_keys = arg_count > 0
-            && !(*args).is_null()
-            && std::ffi::CStr::from_ptr(*args).to_bytes() == SKIP_JSON_KEYS.as_bytes();
-        let (args, arg_count) = match skip_json_keys {
-            true => (args.add(1), arg_count - 1),
-            false => (args, arg_count),
-        };
+        // Our own arguments come first, and are not the trigram tokenizer's.
+        let (mut args, mut arg_count) = (args, arg_count);
+        let (mut skip_json_keys, mut project_marks) = (false, false);
+        while arg_count > 0 && !(*args).is_null() {
+            match std::ffi::CStr::from_ptr(*args).to_bytes() {
+                ours if ours == SKIP_JSON_KEYS.as_bytes() => skip_json_keys = true,
+                ours if ours == PROJECT_MARKS.as_bytes() => project_marks = true,
+                _ => break,
+            }
+            (args, arg_count) = (args.add(1), arg_count - 1);
+        }
         let mut instance = null_mut();
         let rc = create(inner_data, args, arg_count, &mut instance);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
-        let wrapper =
-            Box::new(Wrapper { inner, instance, seen: FxHashSet::default(), skip_json_keys, blanked: Vec::new() });
+        let wrapper = Box::new(Wrapper {
+            inner,
+            instance,
+            seen: FxHashSet::default(),
+            skip_json_keys,
+            project_marks,
+            blanked: Vec::new(),
+        });
         *out = Box::into_raw(wrapper).cast();
     }
     ffi::SQLITE_OK
@@ -189,8 +223,10 @@ unsafe extern "C" fn delete(tokenizer: *mut ffi::Fts5Tokenizer) {
     }
 }
 
-/// `xTokenize`: a document's trigrams and their short prefixes, each once;
-/// a short query as one token; anything else as the trigram tokenizer has it.
+/// `xTokenize`: a document's project mark as one token, then its trigrams
+/// and their short prefixes, each once; a query of a project mark, or of
+/// one or two characters, as one token; anything else as the trigram
+/// tokenizer has it.
 ///
 /// # Safety
 /// Only FTS5 calls it: `tokenizer` comes from `create_wrapper` and is used
@@ -210,14 +246,28 @@ unsafe extern "C" fn tokenize(
         let wrapper = &mut *tokenizer.cast::<Wrapper>();
         let Some(inner_tokenize) = wrapper.inner.xTokenize else { return ffi::SQLITE_ERROR };
         let Some(token) = token else { return ffi::SQLITE_ERROR };
-        if flags & ffi::FTS5_TOKENIZE_QUERY != 0
-            && let Some(short) = short_query(bytes(text, length))
-        {
-            return token(context, 0, short.as_ptr().cast(), short.len() as c_int, 0, length);
+        let mark = match wrapper.project_marks {
+            true => leading_mark(bytes(text, length)),
+            false => 0,
+        };
+        if flags & ffi::FTS5_TOKENIZE_QUERY != 0 {
+            if mark > 0 {
+                return token(context, 0, text, mark as c_int, 0, mark as c_int);
+            }
+            if let Some(short) = short_query(bytes(text, length)) {
+                return token(context, 0, short.as_ptr().cast(), short.len() as c_int, 0, length);
+            }
         }
         if flags & ffi::FTS5_TOKENIZE_DOCUMENT == 0 {
             return inner_tokenize(wrapper.instance, context, flags, text, length, Some(token));
         }
+        if mark > 0 {
+            let rc = token(context, 0, text, mark as c_int, 0, mark as c_int);
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+        }
+        let (text, length) = (text.add(mark), length - mark as c_int);
         // Only a document that may hold a key is copied to be blanked:
         // every write of the index (an import's every row) comes through here.
         let mut text = text;
@@ -284,6 +334,17 @@ unsafe fn bytes<'a>(text: *const c_char, length: c_int) -> &'a [u8] {
     }
     // SAFETY: promised by the caller.
     unsafe { std::slice::from_raw_parts(text.cast::<u8>(), length as usize) }
+}
+
+/// The length in bytes of the project mark `text` begins with, or 0.
+fn leading_mark(text: &[u8]) -> usize {
+    let mut mark = [0; 4];
+    let mark = PROJECT_MARK.encode_utf8(&mut mark).as_bytes();
+    let Some(rest) = text.strip_prefix(mark) else { return 0 };
+    match rest.windows(mark.len()).position(|w| w == mark) {
+        Some(end) => 2 * mark.len() + end,
+        None => 0,
+    }
 }
 
 /// A query text of one or two characters, folded to lower case as the
@@ -378,6 +439,35 @@ mod tests {
         .unwrap();
         let found: i64 = conn.query_row("SELECT count(*) FROM u WHERE u MATCH '\"abc\"'", [], |r| r.get(0)).unwrap();
         assert_eq!(found, 0);
+    }
+
+    #[test]
+    fn a_leading_project_mark_is_one_token_and_found_as_one() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        conn.execute_batch("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trae_mem project_marks', detail='none');")
+            .unwrap();
+        let rows = [
+            format!("{}cache miss", project_mark("/src/a")),
+            format!("{}cache hit", project_mark("/src/a b")),
+            // Only a leading mark files a row; an unclosed one is text.
+            format!("cache {}", project_mark("/src/a")),
+            format!("{PROJECT_MARK}/src/a cache"),
+        ];
+        for row in &rows {
+            conn.execute("INSERT INTO t(x) VALUES (?1)", [row]).unwrap();
+        }
+        conn.execute_batch("INSERT INTO t(t) VALUES ('integrity-check');").unwrap();
+        let found = |q: &str| -> Vec<i64> {
+            let mut stmt = conn.prepare("SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rowid").unwrap();
+            stmt.query_map([q], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+        };
+        let mark = |project: &str| format!("\"{}\"", project_mark(project));
+        assert_eq!(found(&format!("\"che\" AND {}", mark("/src/a"))), vec![1]);
+        assert_eq!(found(&mark("/src/a b")), vec![2]);
+        assert_eq!(found(&mark("/src")), Vec::<i64>::new());
+        // The mark's path is not the row's text.
+        assert_eq!(found("\"src\""), vec![3, 4]);
     }
 
     #[test]

@@ -193,7 +193,7 @@ impl<'a> Writer<'a> {
         }
         let id = self.conn.last_insert_rowid();
         if !obs.private {
-            index::add(self.conn, self.index, id, obs.content)?;
+            index::add(self.conn, self.index, id)?;
         }
         Ok(Some(id))
     }
@@ -226,18 +226,19 @@ impl<'a> Writer<'a> {
         created_at: i64,
         only_if_newer: bool,
     ) -> Result<bool> {
-        let old: Option<(i64, String, i64)> = self
+        let old: Option<(i64, i64)> = self
             .conn
-            .prepare_cached("SELECT id, content, created_at FROM summaries WHERE session_id = ?1 AND level = ?2")?
-            .query_row(params![session_id, level.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .prepare_cached("SELECT id, created_at FROM summaries WHERE session_id = ?1 AND level = ?2")?
+            .query_row(params![session_id, level.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        let id = match &old {
-            Some((_, _, at)) if only_if_newer && *at >= created_at => return Ok(false),
-            Some((id, _, _)) => {
+        let id = match old {
+            Some((_, at)) if only_if_newer && at >= created_at => return Ok(false),
+            Some((id, _)) => {
+                index::remove_summary(self.conn, self.index, id)?;
                 self.conn
                     .prepare_cached("UPDATE summaries SET created_at = ?2, content = ?3 WHERE id = ?1")?
                     .execute(params![id, created_at, content])?;
-                *id
+                id
             }
             None => {
                 self.conn
@@ -248,7 +249,7 @@ impl<'a> Writer<'a> {
                 self.conn.last_insert_rowid()
             }
         };
-        index::put_summary(self.conn, self.index, id, old.as_ref().map(|(_, text, _)| text.as_str()), content)?;
+        index::add_summary(self.conn, self.index, id)?;
         Ok(true)
     }
 }
