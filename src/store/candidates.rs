@@ -47,9 +47,9 @@ impl Filters {
     }
 
     /// Whether a filter names the sessions to look in (a project, an
-    /// author, a session): their rows are then found from the sessions
-    /// down (`Store::rows_of_named_sessions`), not by reading each row a
-    /// search nominates to learn its session. All sessions but one is no
+    /// author, a session): their rows are then found by the project's mark
+    /// or from the sessions down (`Store::scope`), not by reading each row
+    /// a search nominates to learn its session. All sessions but one is no
     /// such filter: its rows are nearly the whole store's.
     pub fn names_sessions(&self) -> bool {
         self.project.is_some() || self.author.is_some() || self.session.is_some()
