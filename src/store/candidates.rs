@@ -10,7 +10,7 @@ use rustc_hash::FxHashSet;
 
 use super::facts::asked_without_work;
 use super::index;
-use super::tokenizer::project_mark;
+use super::tokenizer::{PROJECT_MARK, project_mark};
 use super::{IndexMode, Kind, Store, SummaryLevel};
 
 /// Narrows a search (or a listing) to part of the store.
@@ -287,13 +287,18 @@ impl Store {
 
     /// Where in `table` a search with these filters looks
     /// (`Filters::names_sessions`): a project's rows by the index's mark
-    /// for it, where the index marks projects; other named sessions' rows
-    /// from the sessions down.
+    /// for it, where the index marks projects; other named sessions' rows,
+    /// and a project's beside an author or a session (whose rows are fewer,
+    /// and would each be read to check them), from the sessions down.
     pub(crate) fn scope(&self, table: Table, filters: &Filters) -> Result<Scope> {
         if !filters.names_sessions() {
             return Ok(Scope::Everywhere);
         }
         if let Some(project) = &filters.project
+            && filters.author.is_none()
+            && filters.session.is_none()
+            // A path holding the mark's own character would end its mark early.
+            && !project.contains(PROJECT_MARK)
             && self.index == IndexMode::Trigram
             && index::marks_projects(&self.conn, table.name_and_alias().0)?
         {
@@ -580,6 +585,25 @@ mod tests {
             let filters = Filters { project: Some("/p/a b".to_owned()), ..Filters::default() };
             let scope = store.scope(Table::Observations, &filters).unwrap();
             assert_eq!(store.matching(Table::Observations, &[forms], &filters, &scope, 10).unwrap(), [2]);
+            // A session beside the project, or a path holding the mark's
+            // character, is looked for from the sessions down.
+            let session: String =
+                store.conn.query_row("SELECT session_id FROM observations WHERE id = 3", [], |r| r.get(0)).unwrap();
+            let with_session =
+                Filters { project: Some("/p/a".to_owned()), session: Some(session), ..Filters::default() };
+            let scope = store.scope(Table::Observations, &with_session).unwrap();
+            assert!(matches!(scope, Scope::Rows(_)));
+            assert_eq!(
+                store.matching(Table::Observations, std::slice::from_ref(&build), &with_session, &scope, 10).unwrap(),
+                [3, 1]
+            );
+            let odd = Filters { project: Some(format!("/p/a{PROJECT_MARK}b")), ..Filters::default() };
+            let scope = store.scope(Table::Observations, &odd).unwrap();
+            assert!(matches!(scope, Scope::Rows(_)));
+            assert_eq!(
+                store.matching(Table::Observations, std::slice::from_ref(&build), &odd, &scope, 10).unwrap(),
+                Vec::<i64>::new()
+            );
             // What is removed is what was added, marked or not.
             store.delete_observations(&[1], false, true, &mut |_| {}).unwrap();
             assert_eq!(found(&store, Table::Observations, "/p/a"), [3]);

@@ -224,18 +224,21 @@ pub fn remove_summary(conn: &Connection, mode: IndexMode, id: i64) -> Result<()>
 }
 
 /// Adds row `id` of `rows` to its index, or removes it, with the text its
-/// source view gives it.
+/// source view gives it. The row must be public and not yet changed: one
+/// the view no longer gives would leave its entries behind unnoticed.
 fn write(conn: &Connection, mode: IndexMode, rows: &str, id: i64, remove: bool) -> Result<()> {
     if mode != IndexMode::Like {
         let (command, value) = match remove {
             true => (format!("{rows}_fts, "), "'delete', "),
             false => (String::new(), ""),
         };
-        conn.prepare_cached(&format!(
-            "INSERT INTO {rows}_fts({command}rowid, content)
-             SELECT {value}id, content FROM {rows}_fts_src WHERE id = ?1"
-        ))?
-        .execute([id])?;
+        let written = conn
+            .prepare_cached(&format!(
+                "INSERT INTO {rows}_fts({command}rowid, content)
+                 SELECT {value}id, content FROM {rows}_fts_src WHERE id = ?1"
+            ))?
+            .execute([id])?;
+        anyhow::ensure!(written == 1, "{rows} row {id} is missing or private: it has no text to index or unindex");
     }
     Ok(())
 }
