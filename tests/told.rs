@@ -246,6 +246,8 @@ fn a_store_from_before_session_facts_gets_them_from_gc_and_prompt_memory_reads_t
              ALTER TABLE summary_spend DROP COLUMN failed_tokens;
              DROP INDEX sync_records_summary_of;
              ALTER TABLE sync_records DROP COLUMN summary_of;
+             DROP INDEX vectors_by_session;
+             ALTER TABLE vectors DROP COLUMN session_id;
              PRAGMA user_version = 8;",
         )
         .unwrap();

@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_failed_spend.sql"),
     include_str!("migrations/0011_sync_summary_versions.sql"),
     include_str!("migrations/0012_public_rows_by_session.sql"),
+    include_str!("migrations/0013_vectors_by_session.sql"),
 ];
 
 /// The version whose migration made summaries searchable: older stores get
@@ -127,4 +128,38 @@ pub(super) fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> 
         [key, value],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_stored_before_they_named_their_session_are_given_it() {
+        let conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..12] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO sessions (id, started_at, project_path) VALUES ('a', 1, '/p'), ('b', 1, '/q');
+             INSERT INTO observations (id, session_id, ts, kind, content)
+                 VALUES (1, 'a', 1, 'response', 'x'), (2, 'b', 1, 'response', 'y');
+             INSERT INTO summaries (id, session_id, created_at, level, content) VALUES (7, 'b', 1, 'brief', 'z');
+             INSERT INTO vectors (source, row_id, embedding) VALUES (0, 1, x'00'), (0, 2, x'00'), (1, 7, x'00');",
+        )
+        .unwrap();
+        conn.execute_batch(MIGRATIONS[12]).unwrap();
+        let sessions: Vec<(i64, i64, String)> = conn
+            .prepare("SELECT source, row_id, session_id FROM vectors ORDER BY source, row_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(sessions, [(0, 1, "a".to_owned()), (0, 2, "b".to_owned()), (1, 7, "b".to_owned())]);
+        // A row that moved to another session would leave its vector behind: it loses it.
+        conn.execute("UPDATE observations SET session_id = 'a' WHERE id = 2", []).unwrap();
+        let left: i64 = conn.query_row("SELECT count(*) FROM vectors WHERE source = 0", [], |r| r.get(0)).unwrap();
+        assert_eq!(left, 1);
+    }
 }

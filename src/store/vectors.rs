@@ -5,6 +5,7 @@
 //! row, or when its text changes (migration 0007).
 
 use anyhow::Result;
+use rusqlite::OptionalExtension;
 
 use super::candidates::Sql;
 use super::model::{SESSION_END_NOTE, STOP_NOTE};
@@ -134,21 +135,25 @@ impl Store {
         Ok(rows)
     }
 
-    /// Stores vectors, in one short transaction. A row deleted or changed
-    /// since it was read gets none: its vector would describe other text.
+    /// Stores vectors, each with its row's session, in one short
+    /// transaction. A row deleted or changed since it was read gets none:
+    /// its vector would describe other text.
     pub(crate) fn put_vectors(&mut self, vectors: &[(Unembedded, Vec<u8>)]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
-            let mut still = tx.prepare_cached(
-                "SELECT (?1 = 0 AND EXISTS (SELECT 1 FROM observations WHERE id = ?2 AND content = ?3 AND private = 0))
-                     OR (?1 = 1 AND EXISTS (SELECT 1 FROM summaries WHERE id = ?2 AND content = ?3))",
+            let mut session_if_still = tx.prepare_cached(
+                "SELECT session_id FROM observations WHERE ?1 = 0 AND id = ?2 AND content = ?3 AND private = 0
+                 UNION ALL SELECT session_id FROM summaries WHERE ?1 = 1 AND id = ?2 AND content = ?3",
             )?;
-            let mut put =
-                tx.prepare_cached("INSERT OR REPLACE INTO vectors (source, row_id, embedding) VALUES (?1, ?2, ?3)")?;
+            let mut put = tx.prepare_cached(
+                "INSERT OR REPLACE INTO vectors (source, row_id, session_id, embedding) VALUES (?1, ?2, ?3, ?4)",
+            )?;
             for (row, embedding) in vectors {
                 let source = row.table.source();
-                if still.query_row((source, row.id, &row.text), |r| r.get::<_, bool>(0))? {
-                    put.execute((source, row.id, embedding))?;
+                let session: Option<String> =
+                    session_if_still.query_row((source, row.id, &row.text), |r| r.get(0)).optional()?;
+                if let Some(session) = session {
+                    put.execute((source, row.id, session, embedding))?;
                 }
             }
         }
@@ -213,25 +218,18 @@ impl Store {
         exclude: Option<&str>,
         mut each: impl FnMut(&str, &[u8]),
     ) -> Result<()> {
-        // From the project's sessions down, by the indexes on sessions'
-        // project and observations' session: a project's rows are read,
-        // not the whole store's vectors. CROSS JOIN keeps that order: left
-        // to choose, SQLite went from every vector of the store up to its
-        // row and session, 25 ms against 4.7 for a project of 600 vectors
-        // in a store of 40k observations. The rows themselves are not read:
-        // only public rows have vectors (the triggers drop a row's vector
-        // when it turns private), so the index on their session covers the
-        // walk. Reading each row to check its kind and privacy first cost
-        // 10.3 ms against 6.7 for a project of 1,623 vectors at 100k.
+        // From the project's sessions down to their vectors, by the
+        // indexes on sessions' project and vectors' session (migration
+        // 0013): the project's vectors are read, not the whole store's, nor
+        // every row of the project. CROSS JOIN keeps that order: left to
+        // choose, SQLite went from every vector of the store up to its row
+        // and session, 25 ms against 4.7 for a project of 600 vectors in a
+        // store of 40k observations. INDEXED BY, because without statistics
+        // SQLite read every vector by the primary key's `source` instead:
+        // 990 ms for a project of twenty at a million rows.
         let mut stmt = self.conn.prepare_cached(
             "SELECT s.id, v.embedding FROM sessions s
-             CROSS JOIN observations o ON o.session_id = s.id
-             CROSS JOIN vectors v ON v.source = 0 AND v.row_id = o.id
-             WHERE s.project_path = ?1 AND s.id IS NOT ?2
-             UNION ALL
-             SELECT s.id, v.embedding FROM sessions s
-             CROSS JOIN summaries sm ON sm.session_id = s.id
-             CROSS JOIN vectors v ON v.source = 1 AND v.row_id = sm.id
+             CROSS JOIN vectors v INDEXED BY vectors_by_session ON v.session_id = s.id
              WHERE s.project_path = ?1 AND s.id IS NOT ?2",
         )?;
         let mut rows = stmt.query(rusqlite::params![project, exclude])?;
@@ -248,16 +246,15 @@ impl Store {
         sql.filters(filters, table);
         let text = match (table, filters.narrows()) {
             (_, false) => format!("SELECT v.row_id, v.embedding FROM vectors v WHERE v.source = {}", table.source()),
-            // From the named sessions down, as `each_session_vector` reads
-            // (and why): not every vector of the store up to its row and
-            // session, which made a search of one project of twenty slower
-            // than a search of all of them.
+            // From the named sessions down to their vectors, as
+            // `each_session_vector` reads (and why), then to each vector's
+            // row, for the filters on it.
             (_, true) if filters.names_sessions() => {
                 let (rows, alias) = table.name_and_alias();
                 format!(
                     "SELECT v.row_id, v.embedding FROM sessions s
-                     CROSS JOIN {rows} {alias} ON {alias}.session_id = s.id
-                     CROSS JOIN vectors v ON v.source = {} AND v.row_id = {alias}.id
+                     CROSS JOIN vectors v INDEXED BY vectors_by_session ON v.session_id = s.id AND v.source = {}
+                     CROSS JOIN {rows} {alias} ON {alias}.id = v.row_id
                      WHERE 1 {}",
                     table.source(),
                     sql.text
