@@ -569,6 +569,32 @@ fn each_filter_narrows_search_and_listing() {
     }
 }
 
+/// A search of one project weighs each word by how rare it is there: a word
+/// that fills the other projects but is rare in this one says the most
+/// about this one's rows. Words are counted in the project by the mark a
+/// trigram index files each row under.
+#[test]
+fn a_search_of_one_project_weighs_words_by_their_rarity_in_it() {
+    let mut seed = Seed::new().session(S1, "/proj/alpha", T0, None).session(S2, "/proj/beta", T0, None).obs(
+        1,
+        S1,
+        T0,
+        "invoice rounding fixed",
+    );
+    for n in 2..=21 {
+        seed = seed.obs(n, S1, T0 + n * MINUTE, &format!("checkout page {n} restyled"));
+    }
+    for n in 22..=121 {
+        seed = seed.obs(n, S2, T0 + n * MINUTE, &format!("invoice batch {n} exported"));
+    }
+    let home = seed.home("trigram");
+    let alpha = search(&home, "trigram", "checkout invoice", &["--project", "/proj/alpha"]);
+    assert_eq!(ids(&alpha).first(), Some(&1), "invoice is rare in alpha: {alpha}");
+    // Over every project, invoice is the common word.
+    let everywhere = search(&home, "trigram", "checkout invoice", &[]);
+    assert!((2..=21).contains(&ids(&everywhere)[0]), "checkout is rarer everywhere: {everywhere}");
+}
+
 #[test]
 fn limit_and_offset_page_through_disjoint_results() {
     for mode in MODES {

@@ -163,9 +163,9 @@ struct LiveTerm<'q> {
     /// Rarity: BM25's inverse document frequency of its own form (of its
     /// synonyms, at their weight, when only they occur).
     idf: f64,
-    /// The observations holding its own form (the newest, up to the cap),
-    /// when no filter applies: the count of document frequency read them
-    /// anyway.
+    /// The observations holding its own form (the newest, up to the cap)
+    /// where the search looks, when its rarity was counted there: the
+    /// count read them anyway (`live_terms`).
     postings: Vec<i64>,
 }
 
@@ -207,15 +207,15 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
             meaning::Nearest::begin(store, &request.text, &request.filters, &tables, NEAREST, meaning::Bounds::Search)?
         }
     };
-    let Some(live) = live_terms(store, &query, &request.filters, &tables)? else {
+    let scopes = tables.iter().map(|&table| store.scope(table, &request.filters)).collect::<Result<Vec<_>>>()?;
+    let Some(live) = live_terms(store, &query, &request.filters, &tables, &scopes)? else {
         return Ok(Vec::new());
     };
     let weights: Vec<f64> = live.iter().map(|t| t.idf).collect();
     let mut nominated: FxHashMap<(Table, i64), f64> = FxHashMap::default();
     if !live.is_empty() {
-        for &table in &tables {
-            let scope = store.scope(table, &request.filters)?;
-            nominate(store, table, &live, &request.filters, &scope, &mut nominated)?;
+        for (&table, scope) in tables.iter().zip(&scopes) {
+            nominate(store, table, &live, &request.filters, scope, &mut nominated)?;
         }
     }
     let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
@@ -419,28 +419,51 @@ fn newest(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> {
 
 /// Each term with the forms of it that occur, and its rarity. `None` when
 /// quoted text occurs nowhere, so nothing can match.
+///
+/// Rarity is reckoned over the rows the search looks in when the index can
+/// count them there: everywhere, or one project's rows by its mark
+/// (`Scope::Project`) with no other filter. The rows a term's count read
+/// are then the ones its nomination would read, and are kept for it. With
+/// other filters, rarity is the whole store's, and nomination reads again.
 fn live_terms<'q>(
     store: &Store,
     query: &'q Query,
     filters: &Filters,
     tables: &[Table],
+    scopes: &[Scope],
 ) -> Result<Option<Vec<LiveTerm<'q>>>> {
-    let mut sizes = Vec::with_capacity(tables.len());
-    for &table in tables {
-        sizes.push(store.table_size(table)?);
-    }
-    let total: i64 = sizes.iter().sum();
-    let rarity = |n: f64| (1.0 + (total as f64 - n + 0.5) / (n + 0.5)).ln().max(0.01);
     let unfiltered = Filters::default();
+    let in_project = Filters { project: None, ..filters.clone() };
+    let counted_in_project = !in_project.narrows() && scopes.iter().all(|s| matches!(s, Scope::Project(_)));
+    let counted_scopes: Vec<&Scope> = match counted_in_project {
+        true => scopes.iter().collect(),
+        false => tables.iter().map(|_| &Scope::Everywhere).collect(),
+    };
+    let where_searched = !filters.narrows() || counted_in_project;
     let cap = postings_cap(query.terms.len());
+    let mut sizes = Vec::with_capacity(tables.len());
+    let mut extents = Vec::with_capacity(tables.len());
+    for (&table, scope) in tables.iter().zip(&counted_scopes) {
+        let extent = store.table_size(table)?;
+        sizes.push(match scope {
+            Scope::Project(_) => {
+                let rows = store.matching(table, &[], &unfiltered, scope, cap)?;
+                document_frequency(&rows, cap, extent)
+            }
+            _ => extent as f64,
+        });
+        extents.push(extent);
+    }
+    let total: f64 = sizes.iter().sum();
+    let rarity = |n: f64| (1.0 + (total - n + 0.5) / (n + 0.5)).ln().max(0.01);
     let mut live = Vec::new();
     for term in &query.terms {
         let own = store.expression(&term.needles[0].text, term.required);
         let (mut frequency, mut postings) = (0.0, Vec::new());
         if let Some(own) = &own {
-            for (&table, &size) in tables.iter().zip(&sizes) {
-                let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, &Scope::Everywhere, cap)?;
-                frequency += document_frequency(&ids, cap, size);
+            for ((&table, &extent), scope) in tables.iter().zip(&extents).zip(&counted_scopes) {
+                let ids = store.matching(table, std::slice::from_ref(own), &unfiltered, scope, cap)?;
+                frequency += document_frequency(&ids, cap, extent);
                 if table == Table::Observations {
                     postings = ids;
                 }
@@ -457,13 +480,13 @@ fn live_terms<'q>(
                 }
                 continue;
             };
-            let found = store.matching(tables[0], std::slice::from_ref(any), &unfiltered, &Scope::Everywhere, cap)?;
+            let found = store.matching(tables[0], std::slice::from_ref(any), &unfiltered, counted_scopes[0], cap)?;
             if found.is_empty() {
                 continue;
             }
-            rarity(document_frequency(&found, cap, sizes[0])) * query::SYNONYM_WEIGHT
+            rarity(document_frequency(&found, cap, extents[0])) * query::SYNONYM_WEIGHT
         };
-        let postings = if filters.narrows() { Vec::new() } else { postings };
+        let postings = if where_searched { postings } else { Vec::new() };
         live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, postings });
     }
     Ok(Some(live))
