@@ -166,7 +166,10 @@ struct LiveTerm<'q> {
     /// The observations holding its own form (the newest, up to the cap)
     /// where the search looks, when its rarity was counted there: the
     /// count read them anyway (`live_terms`).
-    postings: Vec<i64>,
+    postings: Option<Vec<i64>>,
+    /// Whether `postings` holds every such observation: fewer than the cap
+    /// were found.
+    whole: bool,
 }
 
 impl LiveTerm<'_> {
@@ -212,10 +215,11 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
         return Ok(Vec::new());
     };
     let weights: Vec<f64> = live.iter().map(|t| t.idf).collect();
+    let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
     let mut nominated: FxHashMap<(Table, i64), f64> = FxHashMap::default();
     if !live.is_empty() {
         for (&table, scope) in tables.iter().zip(&scopes) {
-            nominate(store, table, &live, &request.filters, scope, &mut nominated)?;
+            nominate(store, table, &live, &request.filters, scope, &counter, &mut nominated)?;
         }
     }
     let mut pool: Vec<((Table, i64), f64)> = nominated.into_iter().collect();
@@ -223,7 +227,6 @@ pub fn search(store: &Store, request: &SearchRequest) -> Result<Vec<SearchHit>> 
     pool.truncate(POOL);
     // The words' candidates are read and counted while the meaning's
     // thread is still at work; the rows only meaning found, after it.
-    let counter = rank::Counter::new(live.iter().map(|t| t.needles().collect()).collect());
     let nominees: FxHashSet<(Table, i64)> = pool.iter().map(|(source, _)| *source).collect();
     let mut read = Vec::with_capacity(pool.len() + NEAREST);
     read_candidates(store, &counter, &nominees, &mut read)?;
@@ -486,10 +489,42 @@ fn live_terms<'q>(
             }
             rarity(document_frequency(&found, cap, extents[0])) * query::SYNONYM_WEIGHT
         };
-        let postings = if where_searched { postings } else { Vec::new() };
-        live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, postings });
+        let whole = postings.len() < cap;
+        let postings = where_searched.then_some(postings);
+        live.push(LiveTerm { term, own: own.filter(|_| idf > 0.0), synonyms, idf, postings, whole });
     }
     Ok(Some(live))
+}
+
+/// The observations holding a term of one form, where the search looks,
+/// when the count read every one of them, the fewest of any such term:
+/// every row holding every term is among them.
+fn shortest_whole_postings<'l>(live: &'l [LiveTerm<'_>]) -> Option<&'l [i64]> {
+    live.iter()
+        .filter(|t| t.whole && t.own.is_some() && t.synonyms.is_none())
+        .filter_map(|t| t.postings.as_deref())
+        .min_by_key(|postings| postings.len())
+}
+
+/// The newest of `postings` (up to `POOL`) whose text holds every term,
+/// read and counted as ranking counts them. When one term's rows are few,
+/// this is much cheaper than asking the index for the rows holding every
+/// term, which walks the common terms' lists to their ends when few rows
+/// hold them all: 82 ms of a 96 ms Chinese question at a million rows,
+/// eight overlapping two-character terms each OR'd with its synonyms.
+fn holding_every_term(store: &Store, counter: &rank::Counter, postings: &[i64]) -> Result<Vec<i64>> {
+    let mut ids = postings.to_vec();
+    ids.sort_unstable();
+    let mut holding = Vec::new();
+    store.candidates(Table::Observations, &ids, |candidate| {
+        if counter.count(own_words(&candidate)).iter().all(|c| c.tf > 0.0) {
+            holding.push(candidate.id);
+        }
+        Ok(())
+    })?;
+    holding.sort_unstable_by(|a, b| b.cmp(a));
+    holding.truncate(POOL);
+    Ok(holding)
 }
 
 /// Adds `table`'s nominations to `nominated`, each with the weight of the
@@ -502,6 +537,7 @@ fn nominate(
     live: &[LiveTerm<'_>],
     filters: &Filters,
     scope: &Scope,
+    counter: &rank::Counter,
     nominated: &mut FxHashMap<(Table, i64), f64>,
 ) -> Result<()> {
     let every_term: f64 = live.iter().map(|t| t.idf).sum();
@@ -514,8 +550,11 @@ fn nominate(
     // nominations per form are all it has.
     let like = store.index_mode() == IndexMode::Like;
     if live.len() > 1 && !like {
-        let all: Vec<String> = live.iter().map(any_form).collect();
-        for id in store.matching(table, &all, filters, scope, POOL)? {
+        let every = match shortest_whole_postings(live) {
+            Some(postings) if table == Table::Observations => holding_every_term(store, counter, postings)?,
+            _ => store.matching(table, &live.iter().map(any_form).collect::<Vec<_>>(), filters, scope, POOL)?,
+        };
+        for id in every {
             nominated.insert((table, id), every_term);
         }
     }
@@ -529,7 +568,9 @@ fn nominate(
             }
         };
         match &term.own {
-            Some(_) if table == Table::Observations && !term.postings.is_empty() => add(&term.postings, 1.0),
+            Some(_) if table == Table::Observations && term.postings.is_some() => {
+                add(term.postings.as_deref().unwrap_or_default(), 1.0)
+            }
             Some(own) => add(&store.matching(table, std::slice::from_ref(own), filters, scope, cap)?, 1.0),
             None => {}
         }
