@@ -567,12 +567,10 @@ fn nominate(
                 }
             }
         };
-        match &term.own {
-            Some(_) if table == Table::Observations && term.postings.is_some() => {
-                add(term.postings.as_deref().unwrap_or_default(), 1.0)
-            }
-            Some(own) => add(&store.matching(table, std::slice::from_ref(own), filters, scope, cap)?, 1.0),
-            None => {}
+        match (&term.own, term.postings.as_deref()) {
+            (Some(_), Some(postings)) if table == Table::Observations => add(postings, 1.0),
+            (Some(own), _) => add(&store.matching(table, std::slice::from_ref(own), filters, scope, cap)?, 1.0),
+            (None, _) => {}
         }
         if let Some(synonyms) = &term.synonyms {
             let forms: Vec<String> = if like {
