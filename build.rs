@@ -5,6 +5,9 @@
 //! A failure here is a warning, not a build error: trae-mem itself does not
 //! need the plugins, and a missing plugin fails at run time with a message
 //! that names it. Set `TRAE_MEM_SKIP_PLUGINS=1` to skip this step.
+//!
+//! On x86-64 musl it also compiles `native/musl_mem.c`, whose memcpy,
+//! memmove and memcmp take the place of musl's (that file says why).
 
 use std::path::Path;
 use std::process::Command;
@@ -12,6 +15,16 @@ use std::process::Command;
 const TARGET: &str = "wasm32-wasip2";
 
 fn main() {
+    let target = |key: &str| std::env::var(key).unwrap_or_default();
+    if target("CARGO_CFG_TARGET_ENV") == "musl" && target("CARGO_CFG_TARGET_ARCH") == "x86_64" {
+        println!("cargo:rerun-if-changed=native/musl_mem.c");
+        cc::Build::new()
+            .file("native/musl_mem.c")
+            .opt_level(2)
+            .flag("-fno-builtin")
+            .flag("-fno-tree-loop-distribute-patterns")
+            .compile("musl_mem");
+    }
     println!("cargo:rerun-if-env-changed=TRAE_MEM_SKIP_PLUGINS");
     // Only the sources: watching plugins/ whole would see its own target
     // directory change and rebuild trae-mem on every build.

@@ -30,6 +30,14 @@ use trae_mem::recall::{Private, Reader};
 use trae_mem::store::{DB_FILE, OpenOptions, Store};
 use trae_mem::summarize;
 
+/// The target whose libc trae-mem was built on, where that is not the libc
+/// rustc builds the floor on by default.
+const OWN_LIBC_TARGET: Option<&str> = if cfg!(all(target_os = "linux", target_arch = "x86_64", target_env = "musl")) {
+    Some("x86_64-unknown-linux-musl")
+} else {
+    None
+};
+
 pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     if args.get(1).is_some_and(|a| a == "--rss-of") {
         // Runs as a small process of its own: see `hook_rss_kb`.
@@ -74,6 +82,14 @@ pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     }
 
     let floor = build_floor(dir.path(), None, &dir.path().join("floor"))?;
+    // The floor is built as rustc builds any program here (glibc, on Linux).
+    // trae-mem itself may be built on another libc (musl on x86-64 Linux),
+    // whose start costs less: a floor built the same way shows how much of
+    // the ratio that is.
+    let own_floor = match OWN_LIBC_TARGET {
+        Some(target) => Some(build_floor(dir.path(), Some(target), &dir.path().join("floor-own-libc"))?),
+        None => None,
+    };
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_trae-mem"));
     // Each tool call has its own id, as a client sends it: with one id for
     // all, every hook after the first would be dropped as a duplicate.
@@ -97,10 +113,13 @@ pub fn main(args: Vec<String>) -> anyhow::Result<()> {
         Some(path) => Some(Baseline::import(PathBuf::from(path), dir.path(), &export)?),
         None => None,
     };
-    let (mut floor_ms, mut hook_ms, mut base_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut floor_ms, mut hook_ms, mut base_ms, mut own_floor_ms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for n in 0..runs {
         let payload = tool_call(n)?;
         floor_ms.push(spawn(&floor, &[], &home, &payload)?);
+        if let Some(own_floor) = &own_floor {
+            own_floor_ms.push(spawn(own_floor, &[], &home, &payload)?);
+        }
         hook_ms.push(spawn(&exe, &["hook"], &home, &payload)?);
         if let Some(base) = &baseline {
             base_ms.push(spawn(&base.exe, &["hook"], &base.home, &payload)?);
@@ -110,6 +129,13 @@ pub fn main(args: Vec<String>) -> anyhow::Result<()> {
     println!("floor (read stdin, exit)   p50 {floor_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut floor_ms, 95.0));
     println!("hook PostToolUse           p50 {hook_p50:6.2} ms  p95 {:6.2} ms", percentile(&mut hook_ms, 95.0));
     println!("hook / floor (p50)         {:.2}x", hook_p50 / floor_p50);
+    if let Some(target) = OWN_LIBC_TARGET {
+        let own_p50 = percentile(&mut own_floor_ms, 50.0);
+        println!(
+            "floor built for {target}   p50 {own_p50:6.2} ms  (trae-mem's own libc; hook / it {:.2}x)",
+            hook_p50 / own_p50
+        );
+    }
     if let Some(base) = &baseline {
         let base_p50 = percentile(&mut base_ms, 50.0);
         println!(

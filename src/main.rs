@@ -3,6 +3,11 @@
 
 mod cli;
 
+// See Cargo.toml: on musl, mimalloc serves every allocation.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -25,6 +25,7 @@ mod mcp;
 mod meaning;
 mod mock_anthropic;
 mod mock_model;
+mod native_mem;
 mod npm;
 mod pg;
 mod plugins;
