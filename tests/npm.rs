@@ -279,14 +279,15 @@ fn install_through_npx_writes_hooks_that_run_the_native_binary_not_node() {
     // Run as Claude Code runs it, with a `node` on PATH that fails if started.
     let trap = node_trap(&home.work());
     let path = format!("{}:{}", trap.display(), std::env::var("PATH").unwrap_or_default());
-    let written_hook = |prompt: &str| {
+    // `hook_command` run by a shell, as clients run hooks, with a prompt.
+    let through_shell = |hook_command: &str, prompt: &str| {
         let payload = serde_json::json!({"session_id": "npm", "cwd": project, "hook_event_name": "UserPromptSubmit",
             "prompt": prompt});
         let mut sh = Command::new("sh");
-        sh.args(["-c", &command]).current_dir(&project).env("TRAE_MEM_HOME", home.home()).env("PATH", &path);
+        sh.args(["-c", hook_command]).current_dir(&project).env("TRAE_MEM_HOME", home.home()).env("PATH", &path);
         (sh, payload.to_string())
     };
-    let (sh, payload) = written_hook("stored by the written hook");
+    let (sh, payload) = through_shell(&command, "stored by the written hook");
     run_command(sh, &["sh", "-c", &command], Some(payload.as_bytes())).ok();
     let stored: i64 = home
         .db()
@@ -298,25 +299,18 @@ fn install_through_npx_writes_hooks_that_run_the_native_binary_not_node() {
     // run the same way, by a shell, as clients run hooks (the shell's own
     // start is then in both), interleaved, and Node's launcher for scale.
     let args = ["hook", "--client", "claude-code", "--event", "UserPromptSubmit"];
+    let under_test = format!("{} {}", bin(), args.join(" "));
     let (mut written, mut direct, mut launcher) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..15 {
-        let (sh, written_payload) = written_hook(&format!("written {round}"));
-        let mut own = Command::new("sh");
-        own.args(["-c", &format!("{} {}", bin(), args.join(" "))])
-            .current_dir(&project)
-            .env("TRAE_MEM_HOME", home.home())
-            .env("PATH", &path);
+        let (sh, written_payload) = through_shell(&command, &format!("written {round}"));
+        let (own, own_payload) = through_shell(&under_test, &format!("direct {round}"));
         let mut node = npm.npm_env(npm.launcher());
         node.args(args).env("TRAE_MEM_HOME", home.home());
-        let mut runs = [
+        for (cmd, times, payload) in [
             (sh, &mut written, written_payload),
-            (own, &mut direct, written_hook(&format!("direct {round}")).1),
-            (node, &mut launcher, written_hook(&format!("launcher {round}")).1),
-        ];
-        // Each takes its turn after Node's launcher, whose 70 ms leave the
-        // caches cold for whatever runs next.
-        runs.rotate_left(round % 3);
-        for (cmd, times, payload) in runs {
+            (own, &mut direct, own_payload),
+            (node, &mut launcher, through_shell(&command, &format!("launcher {round}")).1),
+        ] {
             let start = Instant::now();
             run_command(cmd, &args, Some(payload.as_bytes())).ok();
             times.push(start.elapsed());
